@@ -1,0 +1,150 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// Class is a tool's permission class: what a call may touch. The harness
+// decides a call by its class, never by what the tool says of itself.
+type Class string
+
+// The built-in classes. Operators may assign any other class name to a
+// foreign tool; a policy that does not know a class denies it.
+const (
+	ClassRead    Class = "read"
+	ClassWrite   Class = "write"
+	ClassExec    Class = "exec"
+	ClassNetwork Class = "network"
+)
+
+// OriginBuiltin is the Origin of the harness's own tools.
+const OriginBuiltin = "builtin"
+
+// Spec describes a tool as the harness knows it: what the model is shown
+// (name, description, input schema) and what the harness alone decides
+// (class, origin).
+type Spec struct {
+	// Name is the name the model calls the tool by. Foreign tools are
+	// namespaced ("server__tool") before they get here.
+	Name string
+	// Description is shown to the model. For a foreign tool it is untrusted text.
+	Description string
+	// InputSchema is the JSON Schema of the arguments; arguments are
+	// validated against it before the tool runs.
+	InputSchema *jsonschema.Schema
+	// Class is the permission class the operator (or the harness, for its
+	// own tools) gave the tool. Empty means no class: denied.
+	Class Class
+	// Origin says where the tool comes from: "builtin" or "mcp:<server>".
+	Origin string
+}
+
+// Result is what a tool call gives back to the model.
+type Result struct {
+	// Text is the observation the model reads.
+	Text string
+	// IsError marks an observation that reports a failure.
+	IsError bool
+}
+
+// Tool is something the model can call.
+type Tool interface {
+	Spec() Spec
+	// Call runs the tool with arguments already validated against the
+	// input schema. An error is turned into an error observation; a tool
+	// should prefer returning a Result with IsError for failures the model
+	// can act on.
+	Call(ctx context.Context, args map[string]any) (Result, error)
+}
+
+// Registry is the set of tools offered in one attempt, by name, in the order
+// they were added (the order the model sees them in).
+type Registry struct {
+	order    []string
+	tools    map[string]Tool
+	resolved map[string]*jsonschema.Resolved
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry() *Registry {
+	return &Registry{tools: map[string]Tool{}, resolved: map[string]*jsonschema.Resolved{}}
+}
+
+// Add registers a tool. A name already taken is refused with an error that
+// names both origins: a foreign tool must never shadow another tool.
+func (r *Registry) Add(t Tool) error {
+	s := t.Spec()
+	if s.Name == "" {
+		return fmt.Errorf("add tool from %s: empty name", s.Origin)
+	}
+	if old, ok := r.tools[s.Name]; ok {
+		return fmt.Errorf("tool %q from %s collides with the tool of the same name from %s", s.Name, s.Origin, old.Spec().Origin)
+	}
+	schema := s.InputSchema
+	if schema == nil {
+		schema = &jsonschema.Schema{Type: "object"}
+	}
+	res, err := schema.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: false})
+	if err != nil {
+		return fmt.Errorf("tool %q from %s: input schema cannot be checked: %w", s.Name, s.Origin, err)
+	}
+	r.order = append(r.order, s.Name)
+	r.tools[s.Name] = t
+	r.resolved[s.Name] = res
+	return nil
+}
+
+// Lookup returns the tool of a name.
+func (r *Registry) Lookup(name string) (Tool, bool) {
+	t, ok := r.tools[name]
+	return t, ok
+}
+
+// Tools returns the tools in the order they were added.
+func (r *Registry) Tools() []Tool {
+	out := make([]Tool, 0, len(r.order))
+	for _, n := range r.order {
+		out = append(out, r.tools[n])
+	}
+	return out
+}
+
+// Names returns the tool names, sorted.
+func (r *Registry) Names() []string {
+	out := append([]string(nil), r.order...)
+	sort.Strings(out)
+	return out
+}
+
+// Validate checks arguments against the tool's input schema. The error text
+// is written for the model to read and correct its call.
+func (r *Registry) Validate(name string, args map[string]any) error {
+	res, ok := r.resolved[name]
+	if !ok {
+		return fmt.Errorf("unknown tool %q", name)
+	}
+	// The validator walks JSON values; round-trip so that numbers and nested
+	// values have the types it expects.
+	var inst any = map[string]any{}
+	if args != nil {
+		b, err := json.Marshal(args)
+		if err != nil {
+			return fmt.Errorf("arguments are not JSON: %w", err)
+		}
+		if err := json.Unmarshal(b, &inst); err != nil {
+			return fmt.Errorf("arguments are not JSON: %w", err)
+		}
+	}
+	if err := res.Validate(inst); err != nil {
+		msg := err.Error()
+		msg = strings.TrimPrefix(msg, "validating root: ")
+		return fmt.Errorf("arguments do not match the schema of %s: %s", name, msg)
+	}
+	return nil
+}

@@ -1,0 +1,127 @@
+package agent
+
+import (
+	"time"
+
+	"github.com/ollama/ollama/api"
+)
+
+// StopReason says why an attempt's loop ended.
+type StopReason string
+
+// The reasons a loop stops.
+const (
+	// StopAnswered: the model answered without calling a tool.
+	StopAnswered StopReason = "answered"
+	// StopMaxTurns: the turn limit was reached.
+	StopMaxTurns StopReason = "max_turns"
+	// StopMaxTokens: the total token limit (prompt + completion over all turns) was reached.
+	StopMaxTokens StopReason = "max_tokens"
+	// StopWallTime: the attempt's wall-time limit was reached.
+	StopWallTime StopReason = "wall_time"
+	// StopInfraError: the model server failed (unreachable, 5xx, died);
+	// the attempt says nothing about the agent and must not be scored.
+	StopInfraError StopReason = "infra_error"
+	// StopCanceled: the run was interrupted (SIGINT).
+	StopCanceled StopReason = "canceled"
+)
+
+// Turn is one model request and its reply.
+type Turn struct {
+	// Index counts turns from 0.
+	Index int
+	// PromptTokens is Ollama's prompt_eval_count: the whole prompt's length.
+	PromptTokens int
+	// CompletionTokens is Ollama's eval_count.
+	CompletionTokens int
+	// TotalDuration, LoadDuration, PromptDuration and EvalDuration are
+	// Ollama's own timings.
+	TotalDuration  time.Duration
+	LoadDuration   time.Duration
+	PromptDuration time.Duration
+	EvalDuration   time.Duration
+	// Wall is the time the request took as seen by the harness.
+	Wall time.Duration
+	// DoneReason is Ollama's done_reason ("stop", "length").
+	DoneReason string
+	// ToolCalls is the number of tool calls the reply asked for.
+	ToolCalls int
+	// Truncated marks a turn whose prompt probably exceeded num_ctx and was
+	// cut by Ollama (prompt_eval_count reached num_ctx).
+	Truncated bool
+}
+
+// Decision is what the permission policy said of a call.
+type Decision string
+
+// The decisions a policy gives.
+const (
+	Allow Decision = "allow"
+	Ask   Decision = "ask"
+	Deny  Decision = "deny"
+)
+
+// CallRecord is one tool call, as the harness handled it.
+type CallRecord struct {
+	// Turn is the index of the turn whose reply asked for the call.
+	Turn int
+	// Index counts calls within the attempt from 0.
+	Index int
+	// Tool is the name the model called; it may name no tool.
+	Tool string
+	// Origin is where the tool came from ("builtin", "mcp:<server>"), empty if unknown.
+	Origin string
+	// Class is the permission class the call was decided under.
+	Class Class
+	// Decision, Rule and Approver record the permission decision: what it
+	// was, which rule matched, and who answered an "ask".
+	Decision Decision
+	Rule     string
+	Approver string
+	// Arguments is the arguments as the model sent them, as JSON.
+	Arguments string
+	// Result is the observation returned to the model.
+	Result string
+	// IsError marks an error observation.
+	IsError bool
+	// ErrorKind classifies an error observation: "unknown_tool",
+	// "bad_arguments", "denied", "tool_error", "transport", "timeout".
+	ErrorKind string
+	// Duration is how long the call took.
+	Duration time.Duration
+}
+
+// Trajectory is everything an attempt's loop did.
+type Trajectory struct {
+	// Messages is the conversation exactly as sent to the model, with the
+	// final reply appended.
+	Messages []api.Message
+	// Tools is the tool definitions as sent to the model.
+	Tools []api.Tool
+	Turns []Turn
+	Calls []CallRecord
+	// Stop says why the loop ended.
+	Stop StopReason
+	// Err describes an infrastructure failure or an interruption; empty otherwise.
+	Err string
+	// Wall is the loop's whole duration.
+	Wall time.Duration
+}
+
+// PromptTokens sums prompt tokens over the turns.
+func (t *Trajectory) PromptTokens() int {
+	n := 0
+	for _, tu := range t.Turns {
+		n += tu.PromptTokens
+	}
+	return n
+}
+
+// CompletionTokens sums completion tokens over the turns.
+func (t *Trajectory) CompletionTokens() int {
+	n := 0
+	for _, tu := range t.Turns {
+		n += tu.CompletionTokens
+	}
+	return n
+}

@@ -1,0 +1,132 @@
+// Package evaluator scores attempts: it runs a task's hidden tests after the
+// agent stops, turns the outcome into a reward, and computes the statistics
+// built on rewards (group-relative advantages, pass@k, intervals, comparisons).
+package evaluator
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+
+	"github.com/benchhq/bench/tasks"
+)
+
+// MaxTestOutput caps the hidden-test output kept, head and tail.
+const MaxTestOutput = 64 << 10
+
+// TestResult is the outcome of one run of a task's hidden tests.
+type TestResult struct {
+	// Command is the shell command that ran.
+	Command string
+	// ExitCode is the command's exit status; -1 if it did not exit (timeout, signal).
+	ExitCode int
+	// Passed is true when the command exited 0: reward 1.
+	Passed bool
+	// TimedOut marks a test killed at its timeout.
+	TimedOut bool
+	// Output is stdout and stderr interleaved, capped at MaxTestOutput.
+	Output string
+	// Duration is how long the tests ran.
+	Duration time.Duration
+}
+
+// Reward is 1 if the hidden tests passed, 0 otherwise.
+func (r *TestResult) Reward() int {
+	if r != nil && r.Passed {
+		return 1
+	}
+	return 0
+}
+
+// RunHiddenTests copies the task's tests/ into the attempt's workspace and
+// runs the task's test command there with its timeout. Only a failure to
+// run the tests at all (the copy failed, the shell is missing) is an error;
+// a failing or hanging test is a result with reward 0.
+func RunHiddenTests(ctx context.Context, t *tasks.Task, workspace string) (*TestResult, error) {
+	if err := t.CopyTests(workspace); err != nil {
+		return nil, err
+	}
+	return RunCommand(ctx, t.Tests.Command, workspace, t.Tests.TimeoutOr())
+}
+
+// RunCommand runs a shell command in dir with a timeout, the way hidden
+// tests and reference solutions run. The whole process group is killed at
+// the timeout so that a test's children cannot outlive it.
+func RunCommand(ctx context.Context, command, dir string, timeout time.Duration) (*TestResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", command)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "BENCH_WORKSPACE="+dir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 2 * time.Second
+	out := &capped{limit: MaxTestOutput}
+	cmd.Stdout = out
+	cmd.Stderr = out
+	start := time.Now()
+	err := cmd.Run()
+	res := &TestResult{Command: command, Duration: time.Since(start), Output: out.String()}
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		res.ExitCode = 0
+		res.Passed = true
+	case ctx.Err() == context.DeadlineExceeded:
+		res.ExitCode = -1
+		res.TimedOut = true
+		res.Output += fmt.Sprintf("\n[bench: hidden tests killed after %s]", timeout)
+	case errors.As(err, &exit):
+		res.ExitCode = exit.ExitCode()
+	case errors.Is(err, exec.ErrWaitDelay):
+		// The command exited but a child kept its output open.
+		res.ExitCode = cmd.ProcessState.ExitCode()
+		res.Passed = res.ExitCode == 0
+	default:
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("run %q: %w", command, ctx.Err())
+		}
+		return nil, fmt.Errorf("run %q: %w", command, err)
+	}
+	return res, nil
+}
+
+// capped keeps the head and the tail of what is written, up to limit bytes,
+// and counts what it dropped in between.
+type capped struct {
+	limit   int
+	head    bytes.Buffer
+	tail    []byte
+	dropped int
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	n := len(p)
+	half := c.limit / 2
+	if room := half - c.head.Len(); room > 0 {
+		k := min(room, len(p))
+		c.head.Write(p[:k])
+		p = p[k:]
+	}
+	if len(p) == 0 {
+		return n, nil
+	}
+	c.tail = append(c.tail, p...)
+	if over := len(c.tail) - half; over > 0 {
+		c.dropped += over
+		c.tail = append(c.tail[:0], c.tail[over:]...)
+	}
+	return n, nil
+}
+
+func (c *capped) String() string {
+	if c.dropped == 0 {
+		return c.head.String() + string(c.tail)
+	}
+	return fmt.Sprintf("%s\n[bench: %d bytes cut]\n%s", c.head.String(), c.dropped, c.tail)
+}

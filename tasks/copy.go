@@ -1,0 +1,87 @@
+package tasks
+
+import (
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// CopyWorkspace copies the task's workspace/ into dst, which must exist.
+func (t *Task) CopyWorkspace(dst string) error {
+	if err := CopyTree(t.WorkspaceDir(), dst); err != nil {
+		return fmt.Errorf("copy workspace of task %s: %w", t.ID, err)
+	}
+	return nil
+}
+
+// CopyTests copies the task's hidden tests/ into dst (the attempt's
+// workspace), overwriting files of the same name so that an agent cannot
+// plant its own version of a hidden test. A task without tests/ copies nothing.
+func (t *Task) CopyTests(dst string) error {
+	if _, err := os.Stat(t.TestsDir()); os.IsNotExist(err) {
+		return nil
+	}
+	if err := CopyTree(t.TestsDir(), dst); err != nil {
+		return fmt.Errorf("copy hidden tests of task %s: %w", t.ID, err)
+	}
+	return nil
+}
+
+// CopyTree copies the folder src into dst (created if needed), keeping file
+// modes and copying symlinks as symlinks. Existing files are replaced.
+func CopyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir():
+			if d.Name() == "__pycache__" {
+				return filepath.SkipDir
+			}
+			return os.MkdirAll(target, info.Mode().Perm()|0o700)
+		case info.Mode()&fs.ModeSymlink != 0:
+			link, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			_ = os.Remove(target)
+			return os.Symlink(link, target)
+		case info.Mode().IsRegular():
+			return copyFile(p, target, info.Mode().Perm())
+		default:
+			return nil // devices, sockets and pipes are not task content
+		}
+	})
+}
+
+func copyFile(src, dst string, perm fs.FileMode) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	// Remove first: dst may be a symlink planted by the agent, which must
+	// be replaced, not followed.
+	_ = os.Remove(dst)
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm|0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}

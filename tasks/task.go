@@ -1,0 +1,369 @@
+// Package tasks loads and validates benchmark tasks and suites.
+//
+// A task is a folder:
+//
+//	task.toml   what the agent is asked, limits, hidden-test command, MCP servers
+//	workspace/  copied afresh for every attempt: the agent's whole world
+//	tests/      hidden: copied into the attempt's copy only after the agent stops
+//	solution/   the reference solution (solve.sh), checked by `bench validate`
+//	data/       anything else (an MCP server's data), outside the workspace
+//
+// A suite is a folder of task folders. The format is documented in
+// docs/tasks.md and versioned by the format field of task.toml.
+package tasks
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+// FormatVersion is the task format this package reads.
+const FormatVersion = 1
+
+// FileName is the name of a task's description file.
+const FileName = "task.toml"
+
+// Defaults for limits a task leaves unset.
+const (
+	DefaultMaxTurns    = 30
+	DefaultMaxTokens   = 200_000
+	DefaultWallTime    = 10 * time.Minute
+	DefaultTestTimeout = 2 * time.Minute
+)
+
+// Task is one benchmark task, loaded and validated.
+type Task struct {
+	// ID is the task's folder name; it identifies the task in a suite and in the store.
+	ID string
+	// Dir is the absolute path of the task folder.
+	Dir string
+	// Format is the task format version the file declares.
+	Format int
+	// Instruction is what the agent is asked to do.
+	Instruction string
+	// Tags are free labels for filtering and reports.
+	Tags []string
+	// Limits bound an attempt.
+	Limits Limits
+	// Tests is the hidden test that scores an attempt.
+	Tests Tests
+	// Servers are the MCP servers this task attaches.
+	Servers []Server
+	// Hash is a digest of every file of the task folder, so that a resumed
+	// run can tell a task changed under it.
+	Hash string
+}
+
+// Limits bound one attempt. Zero means "use the default".
+type Limits struct {
+	MaxTurns  int      `toml:"max_turns"`
+	MaxTokens int      `toml:"max_tokens"`
+	WallTime  Duration `toml:"wall_time"`
+}
+
+// Tests says how the hidden tests run: Command is run by /bin/sh in the
+// attempt's workspace after tests/ has been copied into it; exit status 0
+// means reward 1.
+type Tests struct {
+	Command string   `toml:"command"`
+	Timeout Duration `toml:"timeout"`
+}
+
+// Server declares an MCP server: stdio (Command, Args, Env) or Streamable
+// HTTP (URL, Headers). Command, Args, Env values and URL may hold the
+// placeholders {task} (the task folder), {workspace} (the attempt's
+// workspace) and {data} (the task's data folder).
+type Server struct {
+	// Name is the operator-chosen name; the server's tools reach the model
+	// as "<name>__<tool>".
+	Name    string            `toml:"name"`
+	Command string            `toml:"command"`
+	Args    []string          `toml:"args"`
+	Env     map[string]string `toml:"env"`
+	URL     string            `toml:"url"`
+	Headers map[string]string `toml:"headers"`
+	// DefaultClass is the permission class of a tool that Classes does not
+	// name; empty means such a tool is denied.
+	DefaultClass string `toml:"default_class"`
+	// Classes gives tools their permission class, by the server's own tool name.
+	Classes map[string]string `toml:"classes"`
+	// Tools, when set, is the allow-list of the server's tools offered.
+	Tools []string `toml:"tools"`
+	// CallTimeout bounds one tool call (default 30s).
+	CallTimeout Duration `toml:"call_timeout"`
+	// Sandbox asks for the server process to be sandboxed where possible.
+	Sandbox bool `toml:"sandbox"`
+}
+
+// Duration is a time.Duration written as a Go duration string ("90s", "5m").
+type Duration struct{ time.Duration }
+
+// UnmarshalText parses a duration such as "90s" or "5m".
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("expected a duration such as \"90s\" or \"5m\", got %q", string(b))
+	}
+	if v < 0 {
+		return fmt.Errorf("expected a positive duration, got %q", string(b))
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalText writes the duration as a Go duration string.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.Duration.String()), nil }
+
+// file is the on-disk shape of task.toml.
+type file struct {
+	Format      int      `toml:"format"`
+	Instruction string   `toml:"instruction"`
+	Tags        []string `toml:"tags"`
+	Limits      Limits   `toml:"limits"`
+	Tests       Tests    `toml:"tests"`
+	Servers     []Server `toml:"servers"`
+}
+
+// FieldError is a problem with one field of a task file.
+type FieldError struct {
+	File  string // path of the file
+	Field string // dotted field name, e.g. "limits.wall_time"
+	Msg   string // what was expected
+}
+
+func (e *FieldError) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("%s: %s", e.File, e.Msg)
+	}
+	return fmt.Sprintf("%s: field %s: %s", e.File, e.Field, e.Msg)
+}
+
+// Load reads and validates the task in dir.
+func Load(dir string) (*Task, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("load task %s: %w", dir, err)
+	}
+	path := filepath.Join(abs, FileName)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, &FieldError{File: path, Msg: "no task.toml: a task folder needs one"}
+		}
+		return nil, fmt.Errorf("load task %s: %w", dir, err)
+	}
+	t, err := Parse(path, data)
+	if err != nil {
+		return nil, err
+	}
+	t.ID = filepath.Base(abs)
+	t.Dir = abs
+	if fi, err := os.Stat(filepath.Join(abs, "workspace")); err != nil || !fi.IsDir() {
+		return nil, &FieldError{File: path, Msg: "the task folder has no workspace/ folder (the agent's starting files; it may be empty)"}
+	}
+	for _, sub := range []string{"tests", "solution", "data"} {
+		if fi, err := os.Stat(filepath.Join(abs, sub)); err == nil && !fi.IsDir() {
+			return nil, &FieldError{File: path, Msg: sub + " must be a folder"}
+		}
+	}
+	if t.Hash, err = hashDir(abs); err != nil {
+		return nil, fmt.Errorf("load task %s: hash: %w", dir, err)
+	}
+	return t, nil
+}
+
+// Parse parses and validates the contents of a task.toml. path is used in
+// error messages only.
+func Parse(path string, data []byte) (*Task, error) {
+	var f file
+	md, err := toml.Decode(string(data), &f)
+	if err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			msg := pe.Message
+			if pe.Position.Line > 0 {
+				msg = fmt.Sprintf("line %d: %s", pe.Position.Line, pe.Message)
+			}
+			field := pe.LastKey
+			if field == "" {
+				field = keyFromMessage(pe.Message)
+			}
+			return nil, &FieldError{File: path, Field: field, Msg: msg}
+		}
+		return nil, &FieldError{File: path, Msg: err.Error()}
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		return nil, &FieldError{File: path, Field: und[0].String(), Msg: "unknown field (expected one of: format, instruction, tags, limits.{max_turns,max_tokens,wall_time}, tests.{command,timeout}, [[servers]])"}
+	}
+	if !md.IsDefined("format") {
+		return nil, &FieldError{File: path, Field: "format", Msg: fmt.Sprintf("missing: set format = %d", FormatVersion)}
+	}
+	if f.Format != FormatVersion {
+		return nil, &FieldError{File: path, Field: "format", Msg: fmt.Sprintf("expected %d, got %d", FormatVersion, f.Format)}
+	}
+	if strings.TrimSpace(f.Instruction) == "" {
+		return nil, &FieldError{File: path, Field: "instruction", Msg: "missing: the text the agent is asked"}
+	}
+	if strings.TrimSpace(f.Tests.Command) == "" {
+		return nil, &FieldError{File: path, Field: "tests.command", Msg: "missing: the shell command that runs the hidden tests (exit 0 = pass)"}
+	}
+	if f.Limits.MaxTurns < 0 {
+		return nil, &FieldError{File: path, Field: "limits.max_turns", Msg: "expected a positive number"}
+	}
+	if f.Limits.MaxTokens < 0 {
+		return nil, &FieldError{File: path, Field: "limits.max_tokens", Msg: "expected a positive number"}
+	}
+	if err := ValidateServers(path, "servers", f.Servers); err != nil {
+		return nil, err
+	}
+	return &Task{
+		Format:      f.Format,
+		Instruction: f.Instruction,
+		Tags:        f.Tags,
+		Limits:      f.Limits,
+		Tests:       f.Tests,
+		Servers:     f.Servers,
+	}, nil
+}
+
+// ValidateServers checks MCP server declarations; file and field name where
+// they were declared, for the error message.
+func ValidateServers(file, field string, servers []Server) error {
+	seen := map[string]bool{}
+	for i, s := range servers {
+		f := fmt.Sprintf("%s[%d]", field, i)
+		switch {
+		case s.Name == "":
+			return &FieldError{File: file, Field: f + ".name", Msg: "missing: every server needs a name"}
+		case strings.Contains(s.Name, "__") || strings.ContainsAny(s.Name, " \t/"):
+			return &FieldError{File: file, Field: f + ".name", Msg: fmt.Sprintf("%q: expected letters, digits, '-' or '_' (no '__', no spaces)", s.Name)}
+		case seen[s.Name]:
+			return &FieldError{File: file, Field: f + ".name", Msg: fmt.Sprintf("server %q declared twice", s.Name)}
+		case s.Command == "" && s.URL == "":
+			return &FieldError{File: file, Field: f, Msg: "expected command (stdio) or url (Streamable HTTP)"}
+		case s.Command != "" && s.URL != "":
+			return &FieldError{File: file, Field: f, Msg: "expected command or url, not both"}
+		}
+		seen[s.Name] = true
+	}
+	return nil
+}
+
+func keyFromMessage(msg string) string {
+	// BurntSushi/toml reports type errors as "toml: line N (last key "a.b"): ...".
+	if i := strings.Index(msg, "last key \""); i >= 0 {
+		rest := msg[i+len("last key \""):]
+		if j := strings.Index(rest, "\""); j >= 0 {
+			return rest[:j]
+		}
+	}
+	return ""
+}
+
+// MaxTurnsOr returns the turn limit, with the default applied.
+func (l Limits) MaxTurnsOr() int {
+	if l.MaxTurns > 0 {
+		return l.MaxTurns
+	}
+	return DefaultMaxTurns
+}
+
+// MaxTokensOr returns the token limit, with the default applied.
+func (l Limits) MaxTokensOr() int {
+	if l.MaxTokens > 0 {
+		return l.MaxTokens
+	}
+	return DefaultMaxTokens
+}
+
+// WallTimeOr returns the wall-time limit, with the default applied.
+func (l Limits) WallTimeOr() time.Duration {
+	if l.WallTime.Duration > 0 {
+		return l.WallTime.Duration
+	}
+	return DefaultWallTime
+}
+
+// TimeoutOr returns the hidden-test timeout, with the default applied.
+func (t Tests) TimeoutOr() time.Duration {
+	if t.Timeout.Duration > 0 {
+		return t.Timeout.Duration
+	}
+	return DefaultTestTimeout
+}
+
+// WorkspaceDir is the task's starting workspace.
+func (t *Task) WorkspaceDir() string { return filepath.Join(t.Dir, "workspace") }
+
+// TestsDir is the task's hidden-tests folder.
+func (t *Task) TestsDir() string { return filepath.Join(t.Dir, "tests") }
+
+// SolutionDir is the task's reference-solution folder.
+func (t *Task) SolutionDir() string { return filepath.Join(t.Dir, "solution") }
+
+// DataDir is the task's data folder (outside the workspace).
+func (t *Task) DataDir() string { return filepath.Join(t.Dir, "data") }
+
+// hashDir digests every regular file and symlink under dir, by relative path.
+func hashDir(dir string) (string, error) {
+	h := sha256.New()
+	var paths []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if d.Name() == "__pycache__" || d.Name() == ".pytest_cache" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		paths = append(paths, p)
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		rel, _ := filepath.Rel(dir, p)
+		fmt.Fprintf(h, "%s\x00", filepath.ToSlash(rel))
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return "", err
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			target, err := os.Readlink(p)
+			if err != nil {
+				return "", err
+			}
+			fmt.Fprintf(h, "link:%s\x00", target)
+			continue
+		}
+		if !fi.Mode().IsRegular() {
+			continue
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return "", err
+		}
+		_, err = io.Copy(h, f)
+		f.Close()
+		if err != nil {
+			return "", err
+		}
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
+}
