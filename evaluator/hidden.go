@@ -55,14 +55,15 @@ func RunHiddenTests(ctx context.Context, t *tasks.Task, workspace string) (*Test
 }
 
 // RunCommand runs a shell command in dir with a timeout, the way hidden
-// tests and reference solutions run. The whole process group is killed at
-// the timeout so that a test's children cannot outlive it.
-func RunCommand(ctx context.Context, command, dir string, timeout time.Duration) (*TestResult, error) {
+// tests and reference solutions run, with the operator's environment plus
+// BENCH_WORKSPACE and env ("KEY=value"). The whole process group is killed
+// at the timeout so that a test's children cannot outlive it.
+func RunCommand(ctx context.Context, command, dir string, timeout time.Duration, env ...string) (*TestResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", command)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "BENCH_WORKSPACE="+dir)
+	cmd.Env = append(append(os.Environ(), "BENCH_WORKSPACE="+dir), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 2 * time.Second

@@ -1,0 +1,245 @@
+// Package agent is the agent loop: model turns, tool calls and limits, with
+// the tool registry, the built-in tools, the permission policy, workspace
+// confinement and the Ollama model client.
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/ollama/ollama/api"
+)
+
+// DefaultSystemPrompt is the system prompt of a run that does not set one.
+const DefaultSystemPrompt = `You are a careful software engineer working in a project folder. Use the tools to inspect and change files and to run commands; every path is relative to the project folder. Work step by step, check your changes by running them, and when the task is done answer with a short summary and no tool call.`
+
+// Config is one attempt's loop: the model, its request options, the tools
+// and the limits.
+type Config struct {
+	// Model answers chat requests.
+	Model Model
+	// ModelName is the model to ask (e.g. "qwen3:0.6b").
+	ModelName string
+	// Options are sent verbatim as the request's options map (temperature,
+	// seed, num_ctx, num_predict...). A map, not api.Options: the struct
+	// drops zero values such as temperature 0.
+	Options map[string]any
+	// Think, when set, is sent as the request's think field.
+	Think *api.ThinkValue
+	// System is the system prompt; Instruction the task's request.
+	System      string
+	Instruction string
+	// Tools are offered to the model; Policy decides each call.
+	Tools  *Registry
+	Policy Policy
+	// Limits. Zero means no limit.
+	MaxTurns  int
+	MaxTokens int
+	WallTime  time.Duration
+}
+
+var errWallTime = errors.New("wall-time limit reached")
+
+// Run drives the loop until the model answers without a tool call or a
+// limit is hit. It never returns an error: everything that happens,
+// including a model server that fails, is recorded in the trajectory, whose
+// Stop says how it ended.
+func Run(ctx context.Context, cfg Config) *Trajectory {
+	start := time.Now()
+	tr := &Trajectory{}
+	defer func() { tr.Wall = time.Since(start) }()
+
+	if cfg.WallTime > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, cfg.WallTime, errWallTime)
+		defer cancel()
+	}
+	policy := cfg.Policy
+	if policy == nil {
+		policy = AllowBuiltins()
+	}
+	reg := cfg.Tools
+	if reg == nil {
+		reg = NewRegistry()
+	}
+	for _, t := range reg.Tools() {
+		def, err := OllamaTool(t.Spec())
+		if err != nil {
+			// The runner checks definitions before the run starts; reaching
+			// this is a harness bug, and it must not look like the agent's.
+			tr.Stop, tr.Err = StopInfraError, fmt.Sprintf("tool definition: %v", err)
+			return tr
+		}
+		tr.Tools = append(tr.Tools, def)
+	}
+	system := cfg.System
+	if system == "" {
+		system = DefaultSystemPrompt
+	}
+	tr.Messages = []api.Message{
+		{Role: "system", Content: system},
+		{Role: "user", Content: cfg.Instruction},
+	}
+	numCtx := intOption(cfg.Options, "num_ctx")
+	tokens := 0
+	for turn := 0; ; turn++ {
+		if cfg.MaxTurns > 0 && turn >= cfg.MaxTurns {
+			tr.Stop = StopMaxTurns
+			return tr
+		}
+		if stop, msg := interrupted(ctx); stop != "" {
+			tr.Stop, tr.Err = stop, msg
+			return tr
+		}
+		req := &api.ChatRequest{
+			Model:    cfg.ModelName,
+			Messages: tr.Messages,
+			Tools:    tr.Tools,
+			Options:  cfg.Options,
+			Think:    cfg.Think,
+		}
+		t0 := time.Now()
+		resp, err := cfg.Model.Chat(ctx, req)
+		if err != nil {
+			if stop, msg := interrupted(ctx); stop != "" {
+				tr.Stop, tr.Err = stop, msg
+			} else {
+				tr.Stop, tr.Err = StopInfraError, err.Error()
+			}
+			return tr
+		}
+		msg := resp.Message
+		if msg.Role == "" {
+			msg.Role = "assistant"
+		}
+		tr.Messages = append(tr.Messages, msg)
+		tu := Turn{
+			Index:            turn,
+			PromptTokens:     resp.PromptEvalCount,
+			CompletionTokens: resp.EvalCount,
+			TotalDuration:    resp.TotalDuration,
+			LoadDuration:     resp.LoadDuration,
+			PromptDuration:   resp.PromptEvalDuration,
+			EvalDuration:     resp.EvalDuration,
+			Wall:             time.Since(t0),
+			DoneReason:       resp.DoneReason,
+			ToolCalls:        len(msg.ToolCalls),
+			Truncated:        numCtx > 0 && resp.PromptEvalCount >= numCtx,
+		}
+		tr.Turns = append(tr.Turns, tu)
+		tokens += resp.PromptEvalCount + resp.EvalCount
+
+		if len(msg.ToolCalls) == 0 {
+			tr.Stop = StopAnswered
+			return tr
+		}
+		for _, tc := range msg.ToolCalls {
+			rec, out := execute(ctx, reg, policy, tc)
+			rec.Turn, rec.Index = turn, len(tr.Calls)
+			tr.Calls = append(tr.Calls, rec)
+			tr.Messages = append(tr.Messages, out)
+		}
+		if cfg.MaxTokens > 0 && tokens >= cfg.MaxTokens {
+			tr.Stop = StopMaxTokens
+			return tr
+		}
+	}
+}
+
+// interrupted says whether ctx is done, and why in the loop's terms.
+func interrupted(ctx context.Context) (StopReason, string) {
+	if ctx.Err() == nil {
+		return "", ""
+	}
+	if errors.Is(context.Cause(ctx), errWallTime) {
+		return StopWallTime, ""
+	}
+	return StopCanceled, context.Cause(ctx).Error()
+}
+
+// execute runs one tool call: lookup, argument validation, policy, call.
+// Each failure becomes an error observation; none stops the loop.
+func execute(ctx context.Context, reg *Registry, policy Policy, tc api.ToolCall) (CallRecord, api.Message) {
+	name := tc.Function.Name
+	args := tc.Function.Arguments.ToMap()
+	if args == nil {
+		args = map[string]any{}
+	}
+	rec := CallRecord{Tool: name, Arguments: tc.Function.Arguments.String()}
+	start := time.Now()
+	finish := func(text string, isErr bool, kind string) (CallRecord, api.Message) {
+		rec.Result, rec.IsError, rec.ErrorKind = text, isErr, kind
+		rec.Duration = time.Since(start)
+		return rec, api.Message{Role: "tool", Content: text, ToolName: name, ToolCallID: tc.ID}
+	}
+
+	tool, ok := reg.Lookup(name)
+	if !ok {
+		return finish(fmt.Sprintf("Error: there is no tool named %q. Available tools: %s.", name, strings.Join(reg.Names(), ", ")), true, "unknown_tool")
+	}
+	spec := tool.Spec()
+	rec.Origin, rec.Class = spec.Origin, spec.Class
+	if err := reg.Validate(name, args); err != nil {
+		return finish("Error: "+err.Error()+". The tool did not run; fix the arguments and call it again.", true, "bad_arguments")
+	}
+	call := Call{Tool: name, Class: spec.Class, Origin: spec.Origin, Args: args}
+	v := policy.Decide(ctx, call)
+	rec.Decision, rec.Rule, rec.Approver = v.Decision, v.Rule, v.Approver
+	if v.Decision != Allow {
+		return finish(DeniedText(call, v), true, "denied")
+	}
+	res, err := safeCall(ctx, tool, args)
+	if err != nil {
+		kind := "tool_error"
+		if ctx.Err() != nil {
+			kind = "timeout"
+		}
+		return finish(fmt.Sprintf("Error: %s failed: %v", name, err), true, kind)
+	}
+	kind := ""
+	if res.IsError {
+		kind = "tool_error"
+	}
+	return finish(res.Text, res.IsError, kind)
+}
+
+// safeCall runs a tool, turning a panic into an error so that one broken
+// tool cannot take the run down.
+func safeCall(ctx context.Context, t Tool, args map[string]any) (res Result, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("internal error in tool: %v\n%s", r, firstLines(string(debug.Stack()), 8))
+		}
+	}()
+	return t.Call(ctx, args)
+}
+
+func firstLines(s string, n int) string {
+	lines := strings.SplitN(s, "\n", n+1)
+	if len(lines) > n {
+		lines = lines[:n]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// intOption reads an integer option from an options map, whatever numeric
+// type it was written with.
+func intOption(opts map[string]any, key string) int {
+	switch v := opts[key].(type) {
+	case int:
+		return v
+	case int64:
+		return int(v)
+	case float64:
+		return int(v)
+	case json.Number:
+		n, _ := v.Int64()
+		return int(n)
+	}
+	return 0
+}

@@ -1,0 +1,140 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"syscall"
+
+	"github.com/ollama/ollama/api"
+	"github.com/ollama/ollama/envconfig"
+)
+
+// Model is a chat model: one request in, one complete reply out.
+type Model interface {
+	Chat(ctx context.Context, req *api.ChatRequest) (*api.ChatResponse, error)
+}
+
+// Ollama is the model client for an Ollama server's native /api/chat, built
+// on the official api package.
+type Ollama struct {
+	client *api.Client
+	host   string
+}
+
+// NewOllama returns a client for the Ollama server at base (for example
+// "http://127.0.0.1:11434"). An empty base honours OLLAMA_HOST and falls back
+// to Ollama's default address, as the ollama command does.
+func NewOllama(base string, hc *http.Client) (*Ollama, error) {
+	if hc == nil {
+		hc = &http.Client{}
+	}
+	if base == "" {
+		// envconfig.Host is what api.ClientFromEnvironment uses; taking it
+		// here keeps our own *http.Client.
+		u := envconfig.Host()
+		return &Ollama{client: api.NewClient(u, hc), host: u.String()}, nil
+	}
+	u, err := url.Parse(base)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return nil, fmt.Errorf("ollama host %q: expected a URL such as http://127.0.0.1:11434", base)
+	}
+	return &Ollama{client: api.NewClient(u, hc), host: u.String()}, nil
+}
+
+// Host is the server's base URL.
+func (o *Ollama) Host() string { return o.host }
+
+// Chat sends one non-streaming chat request and returns the reply.
+func (o *Ollama) Chat(ctx context.Context, req *api.ChatRequest) (*api.ChatResponse, error) {
+	stream := false
+	r := *req
+	r.Stream = &stream
+	var out *api.ChatResponse
+	err := o.client.Chat(ctx, &r, func(resp api.ChatResponse) error {
+		if out == nil {
+			out = &resp
+			return nil
+		}
+		// A streamed reply (a server that ignores stream=false): accumulate.
+		out.Message.Content += resp.Message.Content
+		out.Message.Thinking += resp.Message.Thinking
+		out.Message.ToolCalls = append(out.Message.ToolCalls, resp.Message.ToolCalls...)
+		if resp.Done {
+			out.Done, out.DoneReason, out.Metrics = true, resp.DoneReason, resp.Metrics
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, &ModelError{Host: o.host, Model: req.Model, Err: err}
+	}
+	if out == nil {
+		return nil, &ModelError{Host: o.host, Model: req.Model, Err: errors.New("empty reply")}
+	}
+	return out, nil
+}
+
+// ModelError is a failure to get a reply from the model server.
+type ModelError struct {
+	Host  string
+	Model string
+	Err   error
+}
+
+func (e *ModelError) Error() string {
+	return fmt.Sprintf("ollama at %s, model %s: %v", e.Host, e.Model, e.Err)
+}
+
+func (e *ModelError) Unwrap() error { return e.Err }
+
+// Hint says what the operator should do about a model error, or "" if
+// nothing specific applies.
+func (e *ModelError) Hint() string {
+	var se api.StatusError
+	if errors.As(e.Err, &se) {
+		msg := strings.ToLower(se.ErrorMessage)
+		switch {
+		case se.StatusCode == http.StatusNotFound && strings.Contains(msg, "not found"):
+			return fmt.Sprintf("the model %s is not pulled: run `ollama pull %s`", e.Model, e.Model)
+		case se.StatusCode == http.StatusBadRequest && strings.Contains(msg, "does not support tools"):
+			return fmt.Sprintf("the model %s cannot take tools: pick a model with tool support (for example qwen3:0.6b or llama3.1:8b; `ollama show MODEL` lists its capabilities)", e.Model)
+		}
+		return ""
+	}
+	if Unreachable(e.Err) {
+		return fmt.Sprintf("no Ollama server answers at %s: start it with `ollama serve`, or set OLLAMA_HOST to where it runs", e.Host)
+	}
+	return ""
+}
+
+// Fatal reports whether the error means no attempt can succeed with this
+// model and server as configured (model not pulled, no tool support), as
+// opposed to a passing infrastructure failure worth a retry.
+func (e *ModelError) Fatal() bool {
+	var se api.StatusError
+	if errors.As(e.Err, &se) {
+		return se.StatusCode == http.StatusNotFound || se.StatusCode == http.StatusBadRequest
+	}
+	return false
+}
+
+// Unreachable reports whether err means that no server answered: connection
+// refused or reset, unknown host, or a dial timeout.
+func Unreachable(err error) bool {
+	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EHOSTUNREACH) {
+		return true
+	}
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		return true
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return true
+	}
+	return false
+}

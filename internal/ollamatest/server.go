@@ -1,0 +1,293 @@
+// Package ollamatest is a fake Ollama server for tests: it speaks the
+// native /api/chat over real HTTP, plays scripted turns (tool calls, text,
+// token counts, HTTP errors, slow answers) and records what it received.
+// It behaves like a real Ollama server (v0.17.4) where the harness cares:
+// 404 for a model that is not pulled, 400 for tools sent to a model without
+// tool support, and silent truncation at num_ctx.
+//
+// It lives under internal/ so that it can serve the tests of several
+// packages while never being linked into the bench command.
+package ollamatest
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ollama/ollama/api"
+)
+
+// Reply is one scripted answer of the fake model.
+type Reply struct {
+	// Content is the assistant's text.
+	Content string
+	// Calls are the tool calls of the reply, in order.
+	Calls []Call
+	// PromptTokens and CompletionTokens are reported as prompt_eval_count
+	// and eval_count. Zero PromptTokens means: count words of the prompt
+	// (see CountWords); zero CompletionTokens means: words of Content plus
+	// 10 per call.
+	PromptTokens     int
+	CompletionTokens int
+	// DoneReason defaults to "stop".
+	DoneReason string
+	// Status, when non-zero, makes the server answer with this HTTP status
+	// and {"error": Error} instead of a reply.
+	Status int
+	Error  string
+	// Delay holds the answer back (a slow model).
+	Delay time.Duration
+	// Hangup closes the connection without an answer (a server that dies).
+	Hangup bool
+}
+
+// Call is a scripted tool call.
+type Call struct {
+	Name string
+	Args map[string]any
+}
+
+// Script chooses the reply to a request. It is called concurrently.
+type Script func(req *api.ChatRequest) Reply
+
+// Turns scripts a conversation by its turn number: the n-th reply answers
+// the request that already holds n assistant messages. Past the end of the
+// list it answers "done" with no tool call. Stateless, so any number of
+// conversations can run at once.
+func Turns(replies ...Reply) Script {
+	return func(req *api.ChatRequest) Reply {
+		n := 0
+		for _, m := range req.Messages {
+			if m.Role == "assistant" {
+				n++
+			}
+		}
+		if n < len(replies) {
+			return replies[n]
+		}
+		return Reply{Content: "done"}
+	}
+}
+
+// ByInstruction routes each conversation to a script by a substring of its
+// first user message; unmatched conversations get fallback.
+func ByInstruction(routes map[string]Script, fallback Script) Script {
+	return func(req *api.ChatRequest) Reply {
+		for _, m := range req.Messages {
+			if m.Role != "user" {
+				continue
+			}
+			for key, s := range routes {
+				if strings.Contains(m.Content, key) {
+					return s(req)
+				}
+			}
+			break
+		}
+		return fallback(req)
+	}
+}
+
+// Server is a running fake Ollama server.
+type Server struct {
+	*httptest.Server
+
+	script Script
+	// Models lists the models that are "pulled"; any other name gets 404.
+	// Empty means every model is pulled.
+	models map[string]bool
+	// noTools lists pulled models whose template has no tool support.
+	noTools map[string]bool
+
+	mu       sync.Mutex
+	requests []api.ChatRequest
+}
+
+// Option configures a Server.
+type Option func(*Server)
+
+// WithModels makes only these models pulled.
+func WithModels(names ...string) Option {
+	return func(s *Server) {
+		for _, n := range names {
+			s.models[n] = true
+		}
+	}
+}
+
+// WithoutTools makes these models pulled but unable to take tools.
+func WithoutTools(names ...string) Option {
+	return func(s *Server) {
+		for _, n := range names {
+			s.models[n] = true
+			s.noTools[n] = true
+		}
+	}
+}
+
+// New starts a fake server playing script. Close it when done.
+func New(script Script, opts ...Option) *Server {
+	s := &Server{script: script, models: map[string]bool{}, noTools: map[string]bool{}}
+	for _, o := range opts {
+		o(s)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /api/chat", s.chat)
+	mux.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/" {
+			fmt.Fprint(w, "Ollama is running")
+			return
+		}
+		http.NotFound(w, r)
+	})
+	mux.HandleFunc("GET /api/version", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `{"version":"0.17.4"}`)
+	})
+	s.Server = httptest.NewServer(mux)
+	return s
+}
+
+// Requests returns a copy of every chat request received, in arrival order.
+func (s *Server) Requests() []api.ChatRequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]api.ChatRequest(nil), s.requests...)
+}
+
+func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
+	var req api.ChatRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	s.mu.Lock()
+	s.requests = append(s.requests, req)
+	s.mu.Unlock()
+
+	if len(s.models) > 0 && !s.models[req.Model] {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("model '%s' not found", req.Model))
+		return
+	}
+	if s.noTools[req.Model] && len(req.Tools) > 0 {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("registry.ollama.ai/library/%s:latest does not support tools", req.Model))
+		return
+	}
+	rep := s.script(&req)
+	if rep.Delay > 0 {
+		select {
+		case <-time.After(rep.Delay):
+		case <-r.Context().Done():
+			return
+		}
+	}
+	if rep.Hangup {
+		if hj, ok := w.(http.Hijacker); ok {
+			conn, _, err := hj.Hijack()
+			if err == nil {
+				conn.Close()
+				return
+			}
+		}
+		panic(http.ErrAbortHandler)
+	}
+	if rep.Status != 0 {
+		writeError(w, rep.Status, rep.Error)
+		return
+	}
+	resp := api.ChatResponse{
+		Model:      req.Model,
+		CreatedAt:  time.Now().UTC(),
+		Message:    api.Message{Role: "assistant", Content: rep.Content},
+		Done:       true,
+		DoneReason: rep.DoneReason,
+	}
+	if resp.DoneReason == "" {
+		resp.DoneReason = "stop"
+	}
+	for i, c := range rep.Calls {
+		args := api.NewToolCallFunctionArguments()
+		for _, k := range sortedKeys(c.Args) {
+			args.Set(k, c.Args[k])
+		}
+		resp.Message.ToolCalls = append(resp.Message.ToolCalls, api.ToolCall{
+			ID:       fmt.Sprintf("call_%d", i),
+			Function: api.ToolCallFunction{Index: i, Name: c.Name, Arguments: args},
+		})
+	}
+	prompt := rep.PromptTokens
+	if prompt == 0 {
+		prompt = CountWords(&req)
+	}
+	if n := numCtx(req.Options); n > 0 && prompt > n {
+		prompt = n // Ollama truncates silently and reports num_ctx
+	}
+	completion := rep.CompletionTokens
+	if completion == 0 {
+		completion = len(strings.Fields(rep.Content)) + 10*len(rep.Calls)
+	}
+	resp.PromptEvalCount = prompt
+	resp.EvalCount = completion
+	resp.TotalDuration = time.Millisecond
+	resp.PromptEvalDuration = 300 * time.Microsecond
+	resp.EvalDuration = 600 * time.Microsecond
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(resp)
+}
+
+// CountWords is the fake model's tokenizer: one token per whitespace-separated
+// word of every message's content, plus one per word of the JSON of the
+// tool definitions, plus 4 per message for the template around it. Fixed and
+// simple, so tests can compute expected counts exactly.
+func CountWords(req *api.ChatRequest) int {
+	n := 0
+	for _, m := range req.Messages {
+		n += 4 + len(strings.Fields(m.Content))
+		for _, tc := range m.ToolCalls {
+			n += 2 + len(strings.Fields(tc.Function.Arguments.String()))
+		}
+	}
+	for _, t := range req.Tools {
+		n += ToolWords(t)
+	}
+	return n
+}
+
+// ToolWords is the number of tokens a tool definition adds to a prompt under
+// CountWords: its JSON with punctuation turned to spaces, counted in words.
+func ToolWords(t api.Tool) int {
+	b, _ := json.Marshal(t)
+	s := strings.Map(func(r rune) rune {
+		switch r {
+		case '{', '}', '[', ']', ',', ':', '"':
+			return ' '
+		}
+		return r
+	}, string(b))
+	return len(strings.Fields(s))
+}
+
+func numCtx(opts map[string]any) int {
+	switch v := opts["num_ctx"].(type) {
+	case float64:
+		return int(v)
+	case int:
+		return v
+	}
+	return 0
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
+}
+
+func sortedKeys(m map[string]any) []string {
+	return slices.Sorted(maps.Keys(m))
+}
