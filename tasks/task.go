@@ -189,19 +189,7 @@ func Parse(path string, data []byte) (*Task, error) {
 	var f file
 	md, err := toml.Decode(string(data), &f)
 	if err != nil {
-		var pe toml.ParseError
-		if errors.As(err, &pe) {
-			msg := pe.Message
-			if pe.Position.Line > 0 {
-				msg = fmt.Sprintf("line %d: %s", pe.Position.Line, pe.Message)
-			}
-			field := pe.LastKey
-			if field == "" {
-				field = keyFromMessage(pe.Message)
-			}
-			return nil, &FieldError{File: path, Field: field, Msg: msg}
-		}
-		return nil, &FieldError{File: path, Msg: err.Error()}
+		return nil, TOMLError(path, err)
 	}
 	if und := md.Undecoded(); len(und) > 0 {
 		return nil, &FieldError{File: path, Field: und[0].String(), Msg: "unknown field (expected one of: format, instruction, tags, limits.{max_turns,max_tokens,wall_time}, tests.{command,timeout}, [[servers]])"}
@@ -258,6 +246,24 @@ func ValidateServers(file, field string, servers []Server) error {
 		seen[s.Name] = true
 	}
 	return nil
+}
+
+// TOMLError turns an error of the TOML decoder into a FieldError that names
+// the file, the field (when the decoder knows it) and the line.
+func TOMLError(file string, err error) error {
+	var pe toml.ParseError
+	if errors.As(err, &pe) {
+		msg := pe.Message
+		if pe.Position.Line > 0 {
+			msg = fmt.Sprintf("line %d: %s", pe.Position.Line, pe.Message)
+		}
+		field := pe.LastKey
+		if field == "" {
+			field = keyFromMessage(pe.Message)
+		}
+		return &FieldError{File: file, Field: field, Msg: msg}
+	}
+	return &FieldError{File: file, Field: keyFromMessage(err.Error()), Msg: strings.TrimPrefix(err.Error(), "toml: ")}
 }
 
 func keyFromMessage(msg string) string {

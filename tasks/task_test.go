@@ -1,0 +1,162 @@
+package tasks_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/benchhq/bench/tasks"
+)
+
+const good = `format = 1
+instruction = "Fix the bug."
+tags = ["python"]
+[limits]
+max_turns = 12
+wall_time = "90s"
+[tests]
+command = "python3 -m unittest"
+timeout = "30s"
+`
+
+// writeTask makes a task folder with the given task.toml; workspace/ is
+// created unless noWorkspace.
+func writeTask(t *testing.T, toml string, noWorkspace bool) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "my-task")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "task.toml"), []byte(toml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if !noWorkspace {
+		if err := os.MkdirAll(filepath.Join(dir, "workspace"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func TestLoadGoodTask(t *testing.T) {
+	task, err := tasks.Load(writeTask(t, good, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if task.ID != "my-task" || task.Limits.MaxTurnsOr() != 12 || task.Limits.WallTimeOr() != 90*time.Second ||
+		task.Tests.TimeoutOr() != 30*time.Second || task.Limits.MaxTokensOr() != tasks.DefaultMaxTokens {
+		t.Errorf("loaded %+v", task)
+	}
+	if task.Hash == "" {
+		t.Error("no hash")
+	}
+}
+
+func TestBadTaskFilesNameFileAndField(t *testing.T) {
+	tests := []struct {
+		name        string
+		toml        string
+		noWorkspace bool
+		field       string
+		want        string
+	}{
+		{"unknown field", "colour = \"red\"\n" + good, false, "colour", "unknown field"},
+		{"unknown nested field", strings.Replace(good, "max_turns", "max_turn", 1), false, "limits.max_turn", "unknown field"},
+		{"missing test command", strings.Replace(good, `command = "python3 -m unittest"`, "", 1), false, "tests.command", "missing"},
+		{"missing instruction", strings.Replace(good, `instruction = "Fix the bug."`, "", 1), false, "instruction", "missing"},
+		{"bad duration", strings.Replace(good, `"90s"`, `"ninety seconds"`, 1), false, "limits.wall_time", "duration"},
+		{"wrong type", strings.Replace(good, "max_turns = 12", `max_turns = "twelve"`, 1), false, "limits.max_turns", ""},
+		{"missing format", strings.Replace(good, "format = 1", "", 1), false, "format", "missing"},
+		{"future format", strings.Replace(good, "format = 1", "format = 9", 1), false, "format", "expected 1"},
+		{"missing workspace", good, true, "", "workspace"},
+		{"server without command", good + "[[servers]]\nname = \"x\"\n", false, "servers[0]", "command"},
+		{"server name with __", good + "[[servers]]\nname = \"a__b\"\ncommand = \"x\"\n", false, "servers[0].name", "__"},
+		{"not toml", "this is = = not toml", false, "", "line 1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := writeTask(t, tt.toml, tt.noWorkspace)
+			_, err := tasks.Load(dir)
+			if err == nil {
+				t.Fatal("loaded a bad task")
+			}
+			var fe *tasks.FieldError
+			if !errors.As(err, &fe) {
+				t.Fatalf("err %T %v, want a *tasks.FieldError", err, err)
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, filepath.Join(dir, "task.toml")) {
+				t.Errorf("error %q does not name the file", msg)
+			}
+			if fe.Field != tt.field {
+				t.Errorf("field = %q, want %q (error %q)", fe.Field, tt.field, msg)
+			}
+			if !strings.Contains(msg, tt.want) {
+				t.Errorf("error %q does not say %q", msg, tt.want)
+			}
+		})
+	}
+}
+
+func TestSuiteLoadsEveryTaskOrFails(t *testing.T) {
+	root := t.TempDir()
+	for _, id := range []string{"b-task", "a-task"} {
+		d := filepath.Join(root, id)
+		os.MkdirAll(filepath.Join(d, "workspace"), 0o755)
+		os.WriteFile(filepath.Join(d, "task.toml"), []byte(good), 0o644)
+	}
+	os.MkdirAll(filepath.Join(root, "not-a-task"), 0o755)
+	s, err := tasks.LoadSuite(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Tasks) != 2 || s.Tasks[0].ID != "a-task" {
+		t.Errorf("tasks %v, want a-task, b-task", s.Tasks)
+	}
+	os.WriteFile(filepath.Join(root, "b-task", "task.toml"), []byte(good+"oops = 1\n"), 0o644)
+	if _, err := tasks.LoadSuite(root); err == nil || !strings.Contains(err.Error(), "b-task") {
+		t.Errorf("suite with a bad task: err = %v, want it to name b-task", err)
+	}
+	if _, err := tasks.LoadSuite(filepath.Join(root, "nope")); err == nil || !strings.Contains(err.Error(), "no such folder") {
+		t.Errorf("missing suite: err = %v", err)
+	}
+}
+
+func TestExampleSuiteLoads(t *testing.T) {
+	s, err := tasks.LoadSuite("suites/examples")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Tasks) < 8 {
+		t.Errorf("example suite has %d tasks, want at least 8", len(s.Tasks))
+	}
+}
+
+func TestCopyTestsReplacesPlantedFiles(t *testing.T) {
+	dir := writeTask(t, good, false)
+	os.MkdirAll(filepath.Join(dir, "tests"), 0o755)
+	os.WriteFile(filepath.Join(dir, "tests", "test_x.py"), []byte("real"), 0o644)
+	task, err := tasks.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := t.TempDir()
+	outside := filepath.Join(t.TempDir(), "victim")
+	os.WriteFile(outside, []byte("keep"), 0o644)
+	// an agent planted a symlink where a hidden test will land
+	if err := os.Symlink(outside, filepath.Join(ws, "test_x.py")); err != nil {
+		t.Fatal(err)
+	}
+	if err := task.CopyTests(ws); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "test_x.py")); string(b) != "real" {
+		t.Errorf("hidden test content %q, want the real one", b)
+	}
+	if b, _ := os.ReadFile(outside); string(b) != "keep" {
+		t.Errorf("copy wrote through the planted symlink: %q", b)
+	}
+}
