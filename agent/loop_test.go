@@ -59,7 +59,9 @@ func runLoop(t *testing.T, script ollamatest.Script, tools ...agent.Tool) *agent
 }
 
 func TestErrorsBecomeObservations(t *testing.T) {
-	ok := func(a map[string]any) (agent.Result, error) { return agent.Result{Text: "echo " + a["text"].(string)}, nil }
+	ok := func(a map[string]any) (agent.Result, error) {
+		return agent.Result{Text: "echo " + a["text"].(string)}, nil
+	}
 	tests := []struct {
 		name     string
 		call     ollamatest.Call

@@ -10,7 +10,7 @@ import (
 
 // CopyWorkspace copies the task's workspace/ into dst, which must exist.
 func (t *Task) CopyWorkspace(dst string) error {
-	if err := CopyTree(t.WorkspaceDir(), dst); err != nil {
+	if err := copyTree(t.WorkspaceDir(), dst, false); err != nil {
 		return fmt.Errorf("copy workspace of task %s: %w", t.ID, err)
 	}
 	return nil
@@ -30,8 +30,15 @@ func (t *Task) CopyTests(dst string) error {
 }
 
 // CopyTree copies the folder src into dst (created if needed), keeping file
-// modes and copying symlinks as symlinks. Existing files are replaced.
-func CopyTree(src, dst string) error {
+// modes and copying symlinks as symlinks. Existing files are replaced, never
+// written through: a symlink planted at a destination path is removed first.
+func CopyTree(src, dst string) error { return copyTree(src, dst, true) }
+
+// copyTree copies src into dst; replace says whether dst may already hold
+// files. A fresh copy skips the removals, which matters on file systems
+// where every system call is slow: the copy is most of an attempt's
+// overhead.
+func copyTree(src, dst string, replace bool) error {
 	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -50,31 +57,38 @@ func CopyTree(src, dst string) error {
 			if d.Name() == "__pycache__" {
 				return filepath.SkipDir
 			}
-			return os.MkdirAll(target, info.Mode().Perm()|0o700)
+			if p == src || replace {
+				return os.MkdirAll(target, info.Mode().Perm()|0o700)
+			}
+			return os.Mkdir(target, info.Mode().Perm()|0o700)
 		case info.Mode()&fs.ModeSymlink != 0:
 			link, err := os.Readlink(p)
 			if err != nil {
 				return err
 			}
-			_ = os.Remove(target)
+			if replace {
+				_ = os.Remove(target)
+			}
 			return os.Symlink(link, target)
 		case info.Mode().IsRegular():
-			return copyFile(p, target, info.Mode().Perm())
+			return copyFile(p, target, info.Mode().Perm(), replace)
 		default:
 			return nil // devices, sockets and pipes are not task content
 		}
 	})
 }
 
-func copyFile(src, dst string, perm fs.FileMode) error {
+func copyFile(src, dst string, perm fs.FileMode, replace bool) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	// Remove first: dst may be a symlink planted by the agent, which must
-	// be replaced, not followed.
-	_ = os.Remove(dst)
+	if replace {
+		// Remove first: dst may be a symlink planted by the agent, which
+		// must be replaced, not followed.
+		_ = os.Remove(dst)
+	}
 	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm|0o600)
 	if err != nil {
 		return err

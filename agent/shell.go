@@ -1,0 +1,255 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/jsonschema-go/jsonschema"
+)
+
+// drainDelay is how long run_command still reads output after the command
+// and its process group are gone, for a process that left the group
+// (setsid) while holding the output pipe.
+const drainDelay = time.Second
+
+// defaultPath is the PATH commands get when the operator has none.
+const defaultPath = "/usr/local/bin:/usr/bin:/bin"
+
+type runCommandTool struct {
+	ws         *Workspace
+	timeout    time.Duration
+	maxTimeout time.Duration
+	outputCap  int
+	envNames   []string
+	wrap       func(dir string, argv []string) []string
+}
+
+func (t runCommandTool) Spec() Spec {
+	maxSecs := int(t.maxTimeout / time.Second)
+	return Spec{
+		Name: "run_command",
+		Description: fmt.Sprintf("Run a shell command with /bin/sh -c in the workspace folder, which is also HOME. "+
+			"stdin is empty; stdout and stderr come back together, cut to %s (the start and the end are kept). "+
+			"The result starts with the exit status. The command is killed after timeout_seconds (default %d, at most %d); "+
+			"processes it leaves in the background are killed when it ends.",
+			byteSize(t.outputCap), int(t.timeout/time.Second), maxSecs),
+		InputSchema: objectSchema([]string{"command", "timeout_seconds"}, map[string]*jsonschema.Schema{
+			"command": {Type: "string", MinLength: jsonschema.Ptr(1), Description: "The shell command line, e.g. go test ./..."},
+			"timeout_seconds": {Type: "integer", Minimum: jsonschema.Ptr(1.0), Maximum: jsonschema.Ptr(float64(maxSecs)),
+				Description: fmt.Sprintf("Seconds before the command is killed. Default: %d.", int(t.timeout/time.Second))},
+		}, "command"),
+		Class:  ClassExec,
+		Origin: OriginBuiltin,
+	}
+}
+
+// environ is the environment of a command: the allowed names the operator
+// has set, and HOME set to the workspace. Nothing else of the operator's
+// environment (tokens, keys) reaches the command.
+func (t runCommandTool) environ() []string {
+	env := []string{"HOME=" + t.ws.Root()}
+	seen := map[string]bool{"HOME": true}
+	for _, name := range append([]string{"PATH", "LANG"}, t.envNames...) {
+		if seen[name] || name == "" || strings.ContainsAny(name, "=\x00") {
+			continue
+		}
+		seen[name] = true
+		if v, ok := os.LookupEnv(name); ok {
+			env = append(env, name+"="+v)
+		} else if name == "PATH" {
+			env = append(env, "PATH="+defaultPath)
+		}
+	}
+	return env
+}
+
+func (t runCommandTool) Call(ctx context.Context, args map[string]any) (Result, error) {
+	command, err := stringArg(args, "command")
+	if err != nil {
+		return *errResult("%v", err), nil
+	}
+	if strings.TrimSpace(command) == "" {
+		return *errResult("command is empty"), nil
+	}
+	if strings.IndexByte(command, 0) >= 0 {
+		return *errResult("command contains a NUL byte"), nil
+	}
+	secs, err := intArg(args, "timeout_seconds", 0)
+	if err != nil {
+		return *errResult("%v", err), nil
+	}
+	timeout := t.timeout
+	if secs > 0 {
+		timeout = time.Duration(secs) * time.Second
+	}
+	if secs < 0 || timeout > t.maxTimeout {
+		return *errResult("timeout_seconds must be between 1 and %d, not %d", int(t.maxTimeout/time.Second), secs), nil
+	}
+
+	argv := []string{"/bin/sh", "-c", command}
+	if t.wrap != nil {
+		argv = t.wrap(t.ws.Root(), argv)
+		if len(argv) == 0 {
+			return Result{}, errors.New("run command: the command wrapper returned no argv")
+		}
+	}
+	runCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(runCtx, argv[0], argv[1:]...)
+	cmd.Dir = t.ws.Root()
+	cmd.Env = t.environ()
+	// stdin stays nil: /dev/null.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error {
+		// The whole process group: the shell and everything it started.
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	cmd.WaitDelay = 2 * drainDelay
+
+	// The output pipe is ours, not exec's: Wait returns when the shell
+	// exits, whoever still holds the pipe, and the reader keeps a bounded
+	// head and tail however much is written.
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return Result{}, fmt.Errorf("run command: output pipe: %w", err)
+	}
+	defer pr.Close()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	startErr := cmd.Start()
+	pw.Close()
+	if startErr != nil {
+		// Not the model's doing: /bin/sh or the wrapper is missing.
+		return Result{}, fmt.Errorf("run command: %w", startErr)
+	}
+	out := newHeadTail(t.outputCap)
+	copied := make(chan struct{})
+	go func() {
+		io.Copy(out, pr) //nolint:errcheck // ends with EOF or a closed pipe
+		close(copied)
+	}()
+	began := time.Now()
+	waitErr := cmd.Wait()
+	elapsed := time.Since(began)
+	// Background processes left behind die with the command.
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) //nolint:errcheck // ESRCH when none are left
+	select {
+	case <-copied:
+	case <-time.After(drainDelay):
+		pr.Close()
+		<-copied
+	}
+
+	if ctx.Err() != nil {
+		return Result{}, fmt.Errorf("run command: %w", ctx.Err())
+	}
+	var b strings.Builder
+	isErr := true
+	var exitErr *exec.ExitError
+	switch {
+	case errors.Is(runCtx.Err(), context.DeadlineExceeded):
+		fmt.Fprintf(&b, "killed after %s: the command ran past its timeout (timeout_seconds=%d, at most %d)",
+			timeout, int(timeout/time.Second), int(t.maxTimeout/time.Second))
+	case waitErr == nil:
+		b.WriteString("exit status 0")
+		isErr = false
+	case errors.As(waitErr, &exitErr):
+		if st, ok := exitErr.Sys().(syscall.WaitStatus); ok && st.Signaled() {
+			fmt.Fprintf(&b, "killed by signal %s", st.Signal())
+		} else {
+			fmt.Fprintf(&b, "exit status %d", exitErr.ExitCode())
+		}
+	default:
+		fmt.Fprintf(&b, "the command failed after %s: %v", elapsed.Round(time.Millisecond), waitErr)
+	}
+	if out.Len() == 0 {
+		b.WriteString("\n(no output)")
+	} else {
+		b.WriteString("\n")
+		b.WriteString(out.String())
+	}
+	return Result{Text: b.String(), IsError: isErr}, nil
+}
+
+// headTail keeps the first and the last bytes written to it, up to a limit
+// in all, and counts what it dropped: memory stays bounded whatever the
+// output's size.
+type headTail struct {
+	headMax int
+	head    []byte
+	tail    []byte // ring buffer of the last bytes, len == cap once full
+	pos     int    // where the ring writes next, once full
+	total   int64
+}
+
+func newHeadTail(limit int) *headTail {
+	h := limit / 2
+	return &headTail{headMax: h, tail: make([]byte, 0, limit-h)}
+}
+
+// Write never fails.
+func (w *headTail) Write(p []byte) (int, error) {
+	n := len(p)
+	w.total += int64(n)
+	if room := w.headMax - len(w.head); room > 0 {
+		k := min(room, len(p))
+		w.head = append(w.head, p[:k]...)
+		p = p[k:]
+	}
+	c := cap(w.tail)
+	if c == 0 || len(p) == 0 {
+		return n, nil
+	}
+	if len(p) >= c {
+		w.tail = append(w.tail[:0], p[len(p)-c:]...)
+		w.pos = 0
+		return n, nil
+	}
+	if room := c - len(w.tail); room > 0 {
+		k := min(room, len(p))
+		w.tail = append(w.tail, p[:k]...)
+		p = p[k:]
+	}
+	for len(p) > 0 {
+		k := copy(w.tail[w.pos:], p)
+		p = p[k:]
+		w.pos = (w.pos + k) % c
+	}
+	return n, nil
+}
+
+// Len is the number of bytes written.
+func (w *headTail) Len() int64 { return w.total }
+
+// String is the output kept, with a note of the bytes cut in the middle.
+func (w *headTail) String() string {
+	tail := w.tail
+	if len(w.tail) == cap(w.tail) && w.pos > 0 {
+		tail = append(append([]byte(nil), w.tail[w.pos:]...), w.tail[:w.pos]...)
+	}
+	cut := w.total - int64(len(w.head)) - int64(len(tail))
+	if cut == 0 {
+		return string(w.head) + string(tail)
+	}
+	head := cutUTF8(w.head)
+	for i := 0; i < utf8.UTFMax-1 && len(tail) > 0 && !utf8.RuneStart(tail[0]); i++ {
+		tail = tail[1:]
+	}
+	cut = w.total - int64(len(head)) - int64(len(tail))
+	return fmt.Sprintf("%s\n[... %d bytes cut ...]\n%s", head, cut, tail)
+}
+
+// byteSize words a size for the model.
+func byteSize(n int) string {
+	if n >= 1<<10 && n%(1<<10) == 0 {
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

@@ -1,0 +1,769 @@
+// Package results is bench's store: one SQLite file holding runs, arms,
+// tasks, attempts, turns, messages, tool calls, hidden-test results and the
+// MCP servers attached to each attempt. Its schema is a public contract
+// (docs/schema.md), versioned with PRAGMA user_version and migrated on Open.
+//
+// The store is safe for concurrent use by goroutines, and several processes
+// may write one file at once: the file is in WAL mode, every write
+// transaction takes the write lock when it begins, and a writer waits up to
+// BusyTimeout for another one to finish.
+package results
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/benchhq/bench/agent"
+	"github.com/jmoiron/sqlx"
+	"modernc.org/sqlite"
+)
+
+// BusyTimeout is how long a write waits for another writer (another
+// goroutine's or another process's transaction) before it fails.
+const BusyTimeout = 10 * time.Second
+
+// SQLite's primary result codes that Open tells apart.
+const (
+	sqliteBusy   = 5  // SQLITE_BUSY: another connection holds a lock
+	sqliteLocked = 6  // SQLITE_LOCKED: a lock conflict within one connection
+	sqliteNotADB = 26 // SQLITE_NOTADB: the file is not a database
+)
+
+// timeLayout is how times are stored: UTC, millisecond precision, fixed
+// width so that text order is time order.
+const timeLayout = "2006-01-02T15:04:05.000Z"
+
+// ErrNotBenchDatabase is matched (errors.Is) by the error Open returns for a
+// file that is not a bench database: not SQLite at all, or another
+// application's SQLite database. Such a file is never modified.
+var ErrNotBenchDatabase = errors.New("not a bench database")
+
+// ErrAttemptExists is returned by SaveAttempt for an attempt that already
+// finished: a finished attempt is never run twice nor overwritten.
+var ErrAttemptExists = errors.New("attempt already finished")
+
+// ErrNoRun is returned when a run asked for is not in the store.
+var ErrNoRun = errors.New("no such run")
+
+type notBenchError struct {
+	path   string
+	reason string
+}
+
+func (e *notBenchError) Error() string {
+	return fmt.Sprintf("%s is not a bench database (%s)", e.path, e.reason)
+}
+
+func (e *notBenchError) Unwrap() error { return ErrNotBenchDatabase }
+
+// Store is an open bench database.
+type Store struct {
+	db       *sqlx.DB
+	path     string
+	readOnly bool
+	// writeSem serialises this Store's write transactions, so that its
+	// goroutines queue in Go rather than spin on SQLite's busy handler;
+	// other processes are kept out by SQLite's lock.
+	writeSem chan struct{}
+}
+
+// Open opens the bench database at path, creating and initialising it if
+// the file does not exist or is empty, and migrating it to SchemaVersion.
+// A file that is not a bench database is refused with an error matching
+// ErrNotBenchDatabase, and left untouched.
+func Open(ctx context.Context, path string) (*Store, error) {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return nil, fmt.Errorf("open %s: is a directory, expected a database file", path)
+	} else if _, err := os.Stat(filepath.Dir(path)); err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	s, err := openDB(path, false)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.init(ctx); err != nil {
+		s.db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// OpenReadOnly opens an existing bench database for reading only (reports,
+// exports). It neither creates nor migrates: the file must exist and be at
+// SchemaVersion. Write methods of a read-only Store fail.
+func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	s, err := openDB(path, true)
+	if err != nil {
+		return nil, err
+	}
+	st, err := s.inspectFile(ctx)
+	if err == nil {
+		switch why := st.foreignReason(); {
+		case why != "":
+			err = &notBenchError{path: path, reason: why}
+		case st.fresh():
+			err = &notBenchError{path: path, reason: "empty file"}
+		case st.version != SchemaVersion:
+			err = fmt.Errorf("open %s read-only: schema version %d, this bench reads version %d (open it for writing once to migrate)", path, st.version, SchemaVersion)
+		}
+	}
+	if err != nil {
+		s.db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// openDB prepares the connection pool; nothing touches the file until the
+// first query.
+func openDB(path string, readOnly bool) (*Store, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", BusyTimeout.Milliseconds()))
+	q.Add("_pragma", "foreign_keys(1)")
+	if readOnly {
+		q.Set("mode", "ro")
+	} else {
+		// In WAL mode, NORMAL keeps every commit atomic and the file
+		// consistent after a crash; only the last commits may be lost
+		// on power failure.
+		q.Add("_pragma", "synchronous(NORMAL)")
+		q.Set("_txlock", "immediate")
+	}
+	u := url.URL{Scheme: "file", Path: abs, RawQuery: q.Encode()}
+	db, err := sqlx.Open("sqlite", u.String())
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	db.SetMaxIdleConns(4)
+	return &Store{db: db, path: path, readOnly: readOnly, writeSem: make(chan struct{}, 1)}, nil
+}
+
+// init checks that the file is a bench database (or empty), switches it to
+// WAL and migrates it.
+func (s *Store) init(ctx context.Context) error {
+	st, err := s.inspectFile(ctx)
+	if err != nil {
+		return err
+	}
+	if why := st.foreignReason(); why != "" {
+		return &notBenchError{path: s.path, reason: why}
+	}
+	if st.version > SchemaVersion {
+		return fmt.Errorf("open %s: schema version %d is newer than this bench supports (%d): use a newer bench", s.path, st.version, SchemaVersion)
+	}
+	if err := s.setWAL(ctx); err != nil {
+		return err
+	}
+	return s.migrate(ctx)
+}
+
+// inspectFile reads the file's state, turning "not a database" into
+// ErrNotBenchDatabase.
+func (s *Store) inspectFile(ctx context.Context) (dbState, error) {
+	st, err := inspect(ctx, s.db)
+	if err != nil {
+		var se *sqlite.Error
+		if errors.As(err, &se) && se.Code()&0xff == sqliteNotADB {
+			return st, &notBenchError{path: s.path, reason: "not an SQLite file"}
+		}
+		return st, fmt.Errorf("open %s: %w", s.path, err)
+	}
+	return st, nil
+}
+
+// setWAL puts the file in WAL journal mode (persistent), needed for
+// readers and a writer to work at once. SQLite does not wait for a busy
+// database when switching modes, so a switch that finds another process
+// at work is retried until BusyTimeout.
+func (s *Store) setWAL(ctx context.Context) error {
+	deadline := time.Now().Add(BusyTimeout)
+	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
+		var mode string
+		err := s.db.GetContext(ctx, &mode, "PRAGMA journal_mode")
+		if err == nil {
+			if strings.EqualFold(mode, "wal") {
+				return nil
+			}
+			err = s.db.GetContext(ctx, &mode, "PRAGMA journal_mode = WAL")
+		}
+		switch {
+		case err == nil && strings.EqualFold(mode, "wal"):
+			return nil
+		case err == nil:
+			return fmt.Errorf("open %s: set WAL journal mode: still %q", s.path, mode)
+		case !isBusy(err) || time.Now().After(deadline):
+			return fmt.Errorf("open %s: set WAL journal mode: %w", s.path, err)
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return fmt.Errorf("open %s: set WAL journal mode: %w", s.path, ctx.Err())
+		}
+	}
+}
+
+// isBusy reports whether err is SQLite's SQLITE_BUSY or SQLITE_LOCKED.
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	code := se.Code() & 0xff
+	return code == sqliteBusy || code == sqliteLocked
+}
+
+// Close closes the database.
+func (s *Store) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// DB returns the underlying database handle, for ad-hoc queries (tests,
+// one-off reports). Writes should go through the Store's methods, which
+// keep each attempt whole.
+func (s *Store) DB() *sqlx.DB { return s.db }
+
+// Path returns the path the store was opened with.
+func (s *Store) Path() string { return s.path }
+
+// lockWrite takes this Store's write turn, or fails when ctx ends first.
+func (s *Store) lockWrite(ctx context.Context) error {
+	if s.readOnly {
+		return fmt.Errorf("%s is opened read-only", s.path)
+	}
+	select {
+	case s.writeSem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *Store) unlockWrite() { <-s.writeSem }
+
+// write runs fn in one write transaction: all of it is committed, or none.
+func (s *Store) write(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
+	if err := s.lockWrite(ctx); err != nil {
+		return err
+	}
+	defer s.unlockWrite()
+	tx, err := s.db.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// CreateRun stores a new run with its arms and tasks in one transaction.
+// It fills in ID (a new unique id), CreatedAt (now) and Status (RunRunning)
+// when they are empty.
+func (s *Store) CreateRun(ctx context.Context, r *Run) error {
+	if r.ID == "" {
+		id, err := newRunID(time.Now())
+		if err != nil {
+			return fmt.Errorf("create run: %w", err)
+		}
+		r.ID = id
+	}
+	if r.CreatedAt.IsZero() {
+		r.CreatedAt = time.Now()
+	}
+	if r.Status == "" {
+		r.Status = RunRunning
+	}
+	if err := validateRun(r); err != nil {
+		return fmt.Errorf("create run %q: %w", r.ID, err)
+	}
+	opts := "{}"
+	if r.Options != nil {
+		b, err := json.Marshal(r.Options)
+		if err != nil {
+			return fmt.Errorf("create run %q: options: %w", r.ID, err)
+		}
+		opts = string(b)
+	}
+	err := s.write(ctx, func(tx *sqlx.Tx) error {
+		var exists bool
+		if err := tx.GetContext(ctx, &exists, `SELECT EXISTS (SELECT 1 FROM runs WHERE id = ?)`, r.ID); err != nil {
+			return err
+		}
+		if exists {
+			return errors.New("a run with this id already exists")
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO runs (id, name, created_at, model, options_json, seed,
+			attempts_per_task, suite, suite_dir, config_json, status, finished_at, bench_version)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			r.ID, r.Name, formatTime(r.CreatedAt), r.Model, opts, r.Seed,
+			r.AttemptsPerTask, r.Suite, r.SuiteDir, jsonOr(r.Config, "{}"), r.Status,
+			formatTimePtr(r.FinishedAt), r.BenchVersion)
+		if err != nil {
+			return fmt.Errorf("insert run: %w", err)
+		}
+		for _, a := range r.Arms {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO arms (run_id, name, idx, config_json) VALUES (?, ?, ?, ?)`,
+				r.ID, a.Name, a.Index, jsonOr(a.Config, "{}")); err != nil {
+				return fmt.Errorf("insert arm %q: %w", a.Name, err)
+			}
+		}
+		for i, t := range r.Tasks {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO tasks (run_id, id, idx, dir, hash, instruction) VALUES (?, ?, ?, ?, ?, ?)`,
+				r.ID, t.ID, i, t.Dir, t.Hash, t.Instruction); err != nil {
+				return fmt.Errorf("insert task %q: %w", t.ID, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("create run %q in %s: %w", r.ID, s.path, err)
+	}
+	return nil
+}
+
+func validateRun(r *Run) error {
+	if r.Model == "" {
+		return errors.New("model: empty, expected an Ollama model name")
+	}
+	if r.AttemptsPerTask < 1 {
+		return fmt.Errorf("attempts per task: %d, expected at least 1", r.AttemptsPerTask)
+	}
+	if err := validRunStatus(r.Status); err != nil {
+		return err
+	}
+	if r.Config != "" && !json.Valid([]byte(r.Config)) {
+		return errors.New("config: not valid JSON")
+	}
+	arms := map[string]bool{}
+	for i, a := range r.Arms {
+		switch {
+		case a.Name == "":
+			return fmt.Errorf("arm %d: empty name", i)
+		case arms[a.Name]:
+			return fmt.Errorf("arm %q: name used twice", a.Name)
+		case a.Config != "" && !json.Valid([]byte(a.Config)):
+			return fmt.Errorf("arm %q: config is not valid JSON", a.Name)
+		}
+		arms[a.Name] = true
+	}
+	tasks := map[string]bool{}
+	for i, t := range r.Tasks {
+		switch {
+		case t.ID == "":
+			return fmt.Errorf("task %d: empty id", i)
+		case tasks[t.ID]:
+			return fmt.Errorf("task %q: id used twice", t.ID)
+		}
+		tasks[t.ID] = true
+	}
+	return nil
+}
+
+func validRunStatus(status string) error {
+	switch status {
+	case RunRunning, RunFinished, RunInterrupted:
+		return nil
+	}
+	return fmt.Errorf("status %q: expected %s, %s or %s", status, RunRunning, RunFinished, RunInterrupted)
+}
+
+// newRunID returns a sortable, unique id: the UTC time and 6 random hex digits.
+func newRunID(now time.Time) (string, error) {
+	b := make([]byte, 3)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("random run id: %w", err)
+	}
+	return now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b), nil
+}
+
+// FinishRun sets a run's status and its finish time (now). Setting
+// RunRunning again, when a run is resumed, clears the finish time.
+func (s *Store) FinishRun(ctx context.Context, id, status string) error {
+	if err := validRunStatus(status); err != nil {
+		return fmt.Errorf("finish run %q: %w", id, err)
+	}
+	var finished *time.Time
+	if status != RunRunning {
+		now := time.Now()
+		finished = &now
+	}
+	err := s.write(ctx, func(tx *sqlx.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE runs SET status = ?, finished_at = ? WHERE id = ?`,
+			status, formatTimePtr(finished), id)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return ErrNoRun
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("finish run %q in %s: %w", id, s.path, err)
+	}
+	return nil
+}
+
+// SaveAttempt stores a whole attempt (the attempt row, its turns, messages,
+// tool calls, test result and server logs) in one transaction and returns
+// its row id. An earlier attempt with the same key that ended in
+// infra_error or canceled is replaced, its children with it; one that
+// finished is kept and ErrAttemptExists returned. The run, its arm and its
+// task must have been created by CreateRun.
+func (s *Store) SaveAttempt(ctx context.Context, a *Attempt) (int64, error) {
+	id, err := s.saveAttempt(ctx, a)
+	if err != nil {
+		return 0, fmt.Errorf("save attempt %s of run %q in %s: %w", a.Key, a.RunID, s.path, err)
+	}
+	return id, nil
+}
+
+func (s *Store) saveAttempt(ctx context.Context, a *Attempt) (int64, error) {
+	if err := validateAttempt(a); err != nil {
+		return 0, err
+	}
+	row, err := newAttemptRows(a)
+	if err != nil {
+		return 0, err
+	}
+	var id int64
+	err = s.write(ctx, func(tx *sqlx.Tx) error {
+		var prev struct {
+			ID     int64  `db:"id"`
+			Status string `db:"status"`
+			Tries  int    `db:"tries"`
+		}
+		err := tx.GetContext(ctx, &prev, `SELECT id, status, tries FROM attempts
+			WHERE run_id = ? AND arm = ? AND task_id = ? AND idx = ?`,
+			a.RunID, a.Key.Arm, a.Key.Task, a.Key.Index)
+		tries := row.tries
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			if err := checkPlanned(ctx, tx, a); err != nil {
+				return err
+			}
+		case err != nil:
+			return fmt.Errorf("look up earlier attempt: %w", err)
+		case prev.Status == string(StatusFinished):
+			return ErrAttemptExists
+		default:
+			// A retry: the earlier try's children go with it (ON DELETE CASCADE).
+			if _, err := tx.ExecContext(ctx, `DELETE FROM attempts WHERE id = ?`, prev.ID); err != nil {
+				return fmt.Errorf("delete earlier %s attempt: %w", prev.Status, err)
+			}
+			tries += prev.Tries
+		}
+		id, err = row.insert(ctx, tx, a, tries)
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	return id, nil
+}
+
+// checkPlanned tells apart the reasons a foreign key would fail, so that
+// the error says which of run, arm and task is missing.
+func checkPlanned(ctx context.Context, tx *sqlx.Tx, a *Attempt) error {
+	var have struct {
+		Run  bool `db:"run"`
+		Arm  bool `db:"arm"`
+		Task bool `db:"task"`
+	}
+	err := tx.GetContext(ctx, &have, `SELECT
+		EXISTS (SELECT 1 FROM runs WHERE id = ?) AS run,
+		EXISTS (SELECT 1 FROM arms WHERE run_id = ? AND name = ?) AS arm,
+		EXISTS (SELECT 1 FROM tasks WHERE run_id = ? AND id = ?) AS task`,
+		a.RunID, a.RunID, a.Key.Arm, a.RunID, a.Key.Task)
+	switch {
+	case err != nil:
+		return fmt.Errorf("check run, arm and task: %w", err)
+	case !have.Run:
+		return ErrNoRun
+	case !have.Arm:
+		return fmt.Errorf("arm %q is not an arm of the run (CreateRun records the arms)", a.Key.Arm)
+	case !have.Task:
+		return fmt.Errorf("task %q is not a task of the run (CreateRun records the tasks)", a.Key.Task)
+	}
+	return nil
+}
+
+func validateAttempt(a *Attempt) error {
+	switch {
+	case a.RunID == "":
+		return errors.New("run id: empty")
+	case a.Key.Arm == "":
+		return errors.New("key: empty arm")
+	case a.Key.Task == "":
+		return errors.New("key: empty task")
+	case a.Key.Index < 0:
+		return fmt.Errorf("key: index %d, expected 0 or more", a.Key.Index)
+	case !a.Status.Valid():
+		return fmt.Errorf("status %q: expected %s, %s or %s", a.Status, StatusFinished, StatusInfraError, StatusCanceled)
+	case a.Reward != nil && *a.Reward != 0 && *a.Reward != 1:
+		return fmt.Errorf("reward %d: expected 0 or 1", *a.Reward)
+	case a.Reward != nil && a.Status != StatusFinished:
+		return fmt.Errorf("reward set on a %s attempt: only finished attempts have a reward", a.Status)
+	case a.StartedAt.IsZero():
+		return errors.New("started at: not set")
+	case a.FinishedAt.IsZero():
+		return errors.New("finished at: not set")
+	}
+	return nil
+}
+
+// attemptRows is an attempt turned into column values, ready to insert;
+// everything that can fail (JSON encoding) is done before the transaction.
+type attemptRows struct {
+	stop      string
+	errText   string
+	toolsJSON string
+	turns     int
+	calls     int
+	prompt    int
+	compl     int
+	wallMS    float64
+	tries     int
+	msgCalls  []sql.NullString // tool_calls_json per message
+	args      []string         // arguments_json per tool call
+	traj      *agent.Trajectory
+}
+
+func newAttemptRows(a *Attempt) (*attemptRows, error) {
+	r := &attemptRows{toolsJSON: "[]", tries: max(a.Tries, 1), errText: a.Error}
+	t := a.Trajectory
+	switch {
+	case t != nil && t.Stop != "":
+		r.stop = string(t.Stop)
+	case a.Status != StatusFinished:
+		r.stop = string(a.Status)
+	}
+	if t == nil {
+		return r, nil
+	}
+	r.traj = t
+	if r.errText == "" {
+		r.errText = t.Err
+	}
+	if t.Tools != nil {
+		b, err := json.Marshal(t.Tools)
+		if err != nil {
+			return nil, fmt.Errorf("encode tools: %w", err)
+		}
+		r.toolsJSON = string(b)
+	}
+	r.turns, r.calls = len(t.Turns), len(t.Calls)
+	r.prompt, r.compl = t.PromptTokens(), t.CompletionTokens()
+	r.wallMS = millis(t.Wall)
+	r.msgCalls = make([]sql.NullString, len(t.Messages))
+	for i, m := range t.Messages {
+		if len(m.ToolCalls) == 0 {
+			continue
+		}
+		b, err := json.Marshal(m.ToolCalls)
+		if err != nil {
+			return nil, fmt.Errorf("encode tool calls of message %d: %w", i, err)
+		}
+		r.msgCalls[i] = sql.NullString{String: string(b), Valid: true}
+	}
+	r.args = make([]string, len(t.Calls))
+	for i, c := range t.Calls {
+		r.args[i] = argumentsJSON(c.Arguments)
+	}
+	return r, nil
+}
+
+// argumentsJSON keeps a call's arguments as sent when they are JSON (the
+// usual case: Ollama parses them) and otherwise stores the raw text as a
+// JSON string, so that arguments_json is always JSON and a call is never lost.
+func argumentsJSON(args string) string {
+	switch {
+	case args == "":
+		return "{}"
+	case json.Valid([]byte(args)):
+		return args
+	}
+	b, _ := json.Marshal(args) // a string always encodes
+	return string(b)
+}
+
+// insert writes the attempt row and its children.
+func (r *attemptRows) insert(ctx context.Context, tx *sqlx.Tx, a *Attempt, tries int) (int64, error) {
+	res, err := tx.ExecContext(ctx, `INSERT INTO attempts (run_id, arm, task_id, idx, seed, status,
+		stop_reason, reward, turns, tool_calls, prompt_tokens, completion_tokens, wall_ms,
+		started_at, finished_at, tries, error, tools_json)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		a.RunID, a.Key.Arm, a.Key.Task, a.Key.Index, a.Seed, string(a.Status),
+		r.stop, a.Reward, r.turns, r.calls, r.prompt, r.compl, r.wallMS,
+		formatTime(a.StartedAt), formatTime(a.FinishedAt), tries, r.errText, r.toolsJSON)
+	if err != nil {
+		return 0, fmt.Errorf("insert attempt: %w", err)
+	}
+	id, err := res.LastInsertId()
+	if err != nil {
+		return 0, fmt.Errorf("insert attempt: %w", err)
+	}
+	if t := r.traj; t != nil {
+		err := insertEach(ctx, tx, "turn", `INSERT INTO turns (attempt_id, idx, prompt_tokens, completion_tokens,
+			total_ns, load_ns, prompt_eval_ns, eval_ns, wall_ms, done_reason, tool_calls, truncated)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, len(t.Turns), func(i int) []any {
+			u := t.Turns[i]
+			return []any{id, u.Index, u.PromptTokens, u.CompletionTokens, u.TotalDuration.Nanoseconds(),
+				u.LoadDuration.Nanoseconds(), u.PromptDuration.Nanoseconds(), u.EvalDuration.Nanoseconds(),
+				millis(u.Wall), u.DoneReason, u.ToolCalls, u.Truncated}
+		})
+		if err != nil {
+			return 0, err
+		}
+		err = insertEach(ctx, tx, "message", `INSERT INTO messages (attempt_id, idx, role, content, thinking,
+			tool_calls_json, tool_name, tool_call_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, len(t.Messages), func(i int) []any {
+			m := t.Messages[i]
+			return []any{id, i, m.Role, m.Content, m.Thinking, r.msgCalls[i], m.ToolName, m.ToolCallID}
+		})
+		if err != nil {
+			return 0, err
+		}
+		err = insertEach(ctx, tx, "tool call", `INSERT INTO tool_calls (attempt_id, idx, turn_idx, tool, origin,
+			class, decision, rule, approver, arguments_json, result, is_error, error_kind, duration_ms)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, len(t.Calls), func(i int) []any {
+			c := t.Calls[i]
+			return []any{id, c.Index, c.Turn, c.Tool, c.Origin, string(c.Class), string(c.Decision), c.Rule,
+				c.Approver, r.args[i], c.Result, c.IsError, c.ErrorKind, millis(c.Duration)}
+		})
+		if err != nil {
+			return 0, err
+		}
+	}
+	if tr := a.Test; tr != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO test_results (attempt_id, command, exit_code, passed,
+			timed_out, output, duration_ms) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			id, tr.Command, tr.ExitCode, tr.Passed, tr.TimedOut, tr.Output, millis(tr.Duration)); err != nil {
+			return 0, fmt.Errorf("insert test result: %w", err)
+		}
+	}
+	err = insertEach(ctx, tx, "server log", `INSERT INTO attempt_servers (attempt_id, idx, name, protocol_version,
+		server_name, server_version, stderr) VALUES (?, ?, ?, ?, ?, ?, ?)`, len(a.Servers), func(i int) []any {
+		v := a.Servers[i]
+		return []any{id, i, v.Name, v.ProtocolVersion, v.ServerName, v.ServerVersion, v.Stderr}
+	})
+	if err != nil {
+		return 0, err
+	}
+	return id, nil
+}
+
+// insertEach runs one prepared insert n times with args(i).
+func insertEach(ctx context.Context, tx *sqlx.Tx, what, query string, n int, args func(i int) []any) error {
+	if n == 0 {
+		return nil
+	}
+	stmt, err := tx.PrepareContext(ctx, query)
+	if err != nil {
+		return fmt.Errorf("prepare %s insert: %w", what, err)
+	}
+	defer stmt.Close()
+	for i := range n {
+		if _, err := stmt.ExecContext(ctx, args(i)...); err != nil {
+			return fmt.Errorf("insert %s %d: %w", what, i, err)
+		}
+	}
+	return nil
+}
+
+// SetAdvantages stores the advantage of each finished attempt, by attempt
+// id, with the method that computed it, in one transaction. An id that is
+// not a finished attempt fails the whole call.
+func (s *Store) SetAdvantages(ctx context.Context, method string, adv map[int64]float64) error {
+	if method == "" {
+		return errors.New("set advantages: empty method name")
+	}
+	ids := make([]int64, 0, len(adv))
+	for id, v := range adv {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("set advantages (%s): attempt %d: advantage %v is not a finite number", method, id, v)
+		}
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	err := s.write(ctx, func(tx *sqlx.Tx) error {
+		stmt, err := tx.PrepareContext(ctx, `UPDATE attempts SET advantage = ?, advantage_method = ?
+			WHERE id = ? AND status = 'finished'`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		for _, id := range ids {
+			res, err := stmt.ExecContext(ctx, adv[id], method, id)
+			if err != nil {
+				return fmt.Errorf("attempt %d: %w", id, err)
+			}
+			if n, err := res.RowsAffected(); err != nil {
+				return fmt.Errorf("attempt %d: %w", id, err)
+			} else if n == 0 {
+				return fmt.Errorf("attempt %d: no finished attempt with this id", id)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("set advantages (%s) in %s: %w", method, s.path, err)
+	}
+	return nil
+}
+
+func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+func formatTimePtr(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return formatTime(*t)
+}
+
+func parseTime(column, s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("column %s: time %q: %w", column, s, err)
+	}
+	return t, nil
+}
+
+// jsonOr returns s, or def when s is empty.
+func jsonOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// millis is a duration in milliseconds with microsecond precision: the
+// stored unit of every _ms column.
+func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
