@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/benchhq/bench/internal/ollamatest"
+)
+
+const recipeTask = "../../tasks/suites/examples/recipe-trailing-dot"
+
+// bench runs the command line in-process and returns its exit status,
+// stdout and stderr.
+func bench(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Main(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestBadInputIsOneLineAndStatus2(t *testing.T) {
+	dir := t.TempDir()
+	notDB := filepath.Join(dir, "notes.db")
+	os.WriteFile(notDB, []byte("these are my notes, not a database\n"), 0o644)
+	badTask := filepath.Join(dir, "bad-task")
+	os.MkdirAll(filepath.Join(badTask, "workspace"), 0o755)
+	os.WriteFile(filepath.Join(badTask, "task.toml"), []byte("format = 1\ninstruction = \"x\"\n[tests]\ncommand = \"true\"\ntimeout = \"soon\"\n"), 0o644)
+	db := filepath.Join(dir, "bench.db")
+
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no command", nil, "Usage"},
+		{"unknown command", []string{"frobnicate"}, "unknown command"},
+		{"suite missing", []string{"run", "--model", "m", "--db", db, "--suite", filepath.Join(dir, "nope")}, "no such folder"},
+		{"task and suite", []string{"run", "--model", "m", "--task", recipeTask, "--suite", "x"}, "conflict"},
+		{"no model", []string{"run", "--db", db, "--task", recipeTask}, "--model is required"},
+		{"not a bench db", []string{"run", "--model", "m", "--db", notDB, "--task", recipeTask}, "not a bench database"},
+		{"bad task file", []string{"run", "--model", "m", "--db", db, "--task", badTask}, "tests.timeout"},
+		{"resume with model", []string{"run", "--resume", "r1", "--model", "m", "--db", db}, "conflict"},
+		{"unknown flag", []string{"run", "--modle", "m"}, "modle"},
+		{"bad attempts", []string{"run", "--model", "m", "--db", db, "--attempts", "0", "--task", recipeTask}, "--attempts"},
+		{"bad advantage", []string{"run", "--model", "m", "--db", db, "--advantage", "ppo", "--task", recipeTask}, "--advantage"},
+		{"validate missing", []string{"validate", filepath.Join(dir, "nope")}, "no such folder"},
+		{"report not a db", []string{"report", "--db", notDB}, "not a bench database"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := bench(t, tt.args...)
+			if code != 2 {
+				t.Errorf("exit %d, want 2 (stderr %q)", code, stderr)
+			}
+			if !strings.Contains(stderr, tt.want) {
+				t.Errorf("stderr %q does not say %q", stderr, tt.want)
+			}
+			if tt.args != nil && strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+				t.Errorf("stderr is more than one line: %q", stderr)
+			}
+		})
+	}
+	if b, _ := os.ReadFile(notDB); string(b) != "these are my notes, not a database\n" {
+		t.Errorf("the file that is not a bench DB was modified: %q", b)
+	}
+}
+
+func TestRunThenReport(t *testing.T) {
+	srv := ollamatest.New(ollamatest.Turns(
+		ollamatest.Reply{Calls: []ollamatest.Call{{Name: "read_file", Args: map[string]any{"path": "recipe.py"}}}},
+		ollamatest.Reply{Content: "I looked at it."},
+	))
+	defer srv.Close()
+	db := filepath.Join(t.TempDir(), "bench.db")
+	code, stdout, stderr := bench(t, "run", "--host", srv.URL, "--model", "fake", "--task", recipeTask, "--attempts", "2", "-j", "2", "--db", db)
+	if code != 0 {
+		t.Fatalf("exit %d\nstderr: %s", code, stderr)
+	}
+	for _, want := range []string{"recipe-trailing-dot", "0/2"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("summary lacks %q:\n%s", want, stdout)
+		}
+	}
+	code, report, stderr := bench(t, "report", "--db", db)
+	if code != 0 {
+		t.Fatalf("report exit %d: %s", code, stderr)
+	}
+	if report != stdout {
+		t.Errorf("report differs from the run's summary:\nrun:\n%s\nreport:\n%s", stdout, report)
+	}
+}
+
+func TestRunStopsWhenModelIsMissing(t *testing.T) {
+	srv := ollamatest.New(ollamatest.Turns(), ollamatest.WithModels("qwen3:0.6b"))
+	defer srv.Close()
+	db := filepath.Join(t.TempDir(), "bench.db")
+	code, _, stderr := bench(t, "run", "--host", srv.URL, "--model", "qwen3:8b", "--task", recipeTask, "--db", db)
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	if !strings.Contains(stderr, "ollama pull qwen3:8b") || !strings.Contains(stderr, "No attempt was run") {
+		t.Errorf("stderr %q should say to pull the model and that nothing ran", stderr)
+	}
+	if n := len(srv.Requests()); n != 1 {
+		t.Errorf("requests: %d, want 1 (the preflight only)", n)
+	}
+}
+
+func TestValidateExampleTask(t *testing.T) {
+	code, stdout, stderr := bench(t, "validate", recipeTask)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "recipe-trailing-dot") || !strings.Contains(stdout, "1 valid") {
+		t.Errorf("validate output:\n%s", stdout)
+	}
+}
+
+func TestValidateFlagsAnInvalidTask(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "always-passes")
+	os.MkdirAll(filepath.Join(dir, "workspace"), 0o755)
+	os.MkdirAll(filepath.Join(dir, "solution"), 0o755)
+	os.WriteFile(filepath.Join(dir, "task.toml"), []byte("format = 1\ninstruction = \"x\"\n[tests]\ncommand = \"true\"\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "solution", "solve.sh"), []byte("true\n"), 0o644)
+	code, stdout, _ := bench(t, "validate", dir)
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	if !strings.Contains(stdout, "INVALID") || !strings.Contains(stdout, "untouched workspace passes") {
+		t.Errorf("validate output:\n%s", stdout)
+	}
+}

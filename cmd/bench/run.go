@@ -1,0 +1,365 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/benchhq/bench/agent"
+	"github.com/benchhq/bench/evaluator"
+	"github.com/benchhq/bench/results"
+	"github.com/benchhq/bench/runner"
+	"github.com/benchhq/bench/tasks"
+)
+
+// errHelp is returned when -h was asked: usage was printed, exit 0.
+var errHelp = errors.New("help")
+
+// DefaultSuite is the suite a run uses when none is named.
+const DefaultSuite = "tasks/suites/examples"
+
+// runFlags are the flags of `bench run`.
+type runFlags struct {
+	config      string
+	model       string
+	suite       string
+	task        string
+	only        string
+	attempts    int
+	concurrency int
+	seed        int64
+	db          string
+	name        string
+	host        string
+	temperature float64
+	numCtx      int
+	numPredict  int
+	maxTurns    int
+	maxTokens   int
+	wallTime    time.Duration
+	tools       string
+	resume      string
+	keep        bool
+	noProgress  bool
+	maxTries    int
+	advantage   string
+}
+
+func newFlagSet(name string, stderr io.Writer, usageText string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usageText)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFlags parses args, mapping flag errors to usage errors.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		fs.SetOutput(os.Stderr)
+		fs.Usage()
+		return errHelp
+	}
+	if err != nil {
+		return usagef("%s: %v (see 'bench %s -h')", fs.Name(), err, fs.Name())
+	}
+	return nil
+}
+
+func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var f runFlags
+	fs := newFlagSet("run", stderr, "Usage: bench run [flags]\n\nRuns every task of a suite G times against an Ollama model and stores scored attempts.\n\nFlags:\n")
+	fs.StringVar(&f.config, "config", "", "run file (TOML) with the plan; flags given here override it")
+	fs.StringVar(&f.model, "model", "", "Ollama model to run, e.g. qwen3:0.6b (required)")
+	fs.StringVar(&f.suite, "suite", "", "suite folder (default "+DefaultSuite+")")
+	fs.StringVar(&f.task, "task", "", "run a single task folder instead of a suite")
+	fs.StringVar(&f.only, "tasks", "", "comma-separated task ids of the suite to run (default all)")
+	fs.IntVar(&f.attempts, "attempts", 0, fmt.Sprintf("attempts per task and arm, G (default %d)", runner.DefaultAttempts))
+	fs.IntVar(&f.concurrency, "concurrency", 0, "attempts run at once (default 1)")
+	fs.IntVar(&f.concurrency, "j", 0, "shorthand for -concurrency")
+	fs.Int64Var(&f.seed, "seed", 0, "run seed; each attempt's seed derives from it and the attempt (default 1)")
+	fs.StringVar(&f.db, "db", "", "SQLite file for results (default bench.db)")
+	fs.StringVar(&f.name, "name", "", "a label for the run")
+	fs.StringVar(&f.host, "host", "", "Ollama server URL (default $OLLAMA_HOST or http://127.0.0.1:11434)")
+	fs.Float64Var(&f.temperature, "temperature", -1, "sampling temperature (default: the model's)")
+	fs.IntVar(&f.numCtx, "num-ctx", 0, fmt.Sprintf("context window, num_ctx (default %d)", runner.DefaultNumCtx))
+	fs.IntVar(&f.numPredict, "num-predict", 0, fmt.Sprintf("max tokens per reply, num_predict (default %d)", runner.DefaultNumPredict))
+	fs.IntVar(&f.maxTurns, "max-turns", 0, "override every task's turn limit")
+	fs.IntVar(&f.maxTokens, "max-tokens", 0, "override every task's total-token limit")
+	fs.DurationVar(&f.wallTime, "wall-time", 0, "override every task's wall-time limit, e.g. 5m")
+	fs.StringVar(&f.tools, "tools", "", "comma-separated built-in tools to offer (default all)")
+	fs.StringVar(&f.resume, "resume", "", "continue the stored run of this id")
+	fs.BoolVar(&f.keep, "keep-workspaces", false, "keep each attempt's temp folder for debugging")
+	fs.BoolVar(&f.noProgress, "no-progress", false, "no live progress bar")
+	fs.IntVar(&f.maxTries, "max-tries", 0, fmt.Sprintf("tries of an attempt cut short by an infrastructure failure (default %d)", runner.DefaultMaxTries))
+	fs.StringVar(&f.advantage, "advantage", "", "advantage method stored per attempt: grpo, grpo-batch, drgrpo, rloo (default grpo)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("run: unexpected argument %q (flags only; did you mean --suite %s?)", fs.Arg(0), fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	if set["task"] && set["suite"] {
+		return usagef("run: --task and --suite conflict: give one")
+	}
+	if set["task"] && set["tasks"] {
+		return usagef("run: --task and --tasks conflict: --tasks selects from a suite")
+	}
+
+	if f.resume != "" {
+		for _, name := range []string{"model", "suite", "task", "tasks", "attempts", "seed", "config", "tools", "temperature", "num-ctx", "num-predict", "advantage"} {
+			if set[name] {
+				return usagef("run: --resume and --%s conflict: a resumed run keeps its plan", name)
+			}
+		}
+	}
+	var rf *runner.RunFile
+	if f.config != "" {
+		var err error
+		if rf, err = runner.LoadRunFile(f.config); err != nil {
+			return err
+		}
+	} else {
+		rf = &runner.RunFile{}
+	}
+
+	// Everything that can be checked without the database is checked
+	// first, so that bad input leaves no file behind.
+	var plan *runner.Plan
+	var err error
+	if f.resume == "" {
+		if plan, err = planFromFlags(&f, set, rf); err != nil {
+			return err
+		}
+	}
+	dbPath := first(f.db, rf.Resolve(rf.DB), "bench.db")
+	store, err := results.Open(ctx, dbPath)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+
+	runID := f.resume
+	if f.resume != "" {
+		stored, err := store.GetRun(ctx, f.resume)
+		if err != nil {
+			return fmt.Errorf("resume %s: %w", f.resume, err)
+		}
+		if plan, err = runner.PlanFromRun(stored); err != nil {
+			return fmt.Errorf("resume %s: %w", f.resume, err)
+		}
+		if set["concurrency"] || set["j"] {
+			plan.Concurrency = f.concurrency
+		}
+		if set["keep-workspaces"] {
+			plan.KeepWorkspaces = f.keep
+		}
+	} else {
+		runID = runner.NewRunID(time.Now())
+	}
+
+	model, err := agent.NewOllama(f.host, nil)
+	if err != nil {
+		return usagef("run: --host: %v", err)
+	}
+	exe, _ := os.Executable()
+	r := &runner.Runner{Model: model, Store: store, Log: stderr, BenchPath: exe, Version: version}
+	if !f.noProgress && isTerminal(stderr) {
+		r.Progress = stderr
+	}
+	fmt.Fprintf(stderr, "run %s: model %s, %d tasks × %d attempts × %d arms, concurrency %d, results in %s\n",
+		runID, plan.Model, len(plan.Suite.Tasks), plan.Attempts, max(len(plan.Arms), 1), plan.Concurrency, dbPath)
+	out, err := r.Run(ctx, plan, runID)
+	if err != nil {
+		if errors.Is(err, runner.ErrPreflight) {
+			return fmt.Errorf("%v\nNo attempt was run.", strings.TrimPrefix(err.Error(), "preflight: "))
+		}
+		if out != nil {
+			return fmt.Errorf("%w\nAttempts finished so far are stored; continue with: bench run --resume %s --db %s", err, runID, dbPath)
+		}
+		return err
+	}
+	if out.Interrupted {
+		fmt.Fprintf(stderr, "\ninterrupted: %d attempts stored this time. Continue with:\n  bench run --resume %s --db %s\n", out.Ran, runID, dbPath)
+		return errSilent
+	}
+	rows, err := store.Summary(ctx, runID)
+	if err != nil {
+		return fmt.Errorf("summarise run %s: %w", runID, err)
+	}
+	if err := results.WriteSummary(stdout, out.Run, rows); err != nil {
+		return err
+	}
+	if out.Skipped > 0 {
+		fmt.Fprintf(stderr, "%d attempts were already stored and kept\n", out.Skipped)
+	}
+	if out.InfraErrors > 0 {
+		fmt.Fprintf(stderr, "warning: %d attempts ended in infrastructure failures after retries; they are not scored. Rerun with --resume %s to try them again.\n", out.InfraErrors, runID)
+	}
+	return nil
+}
+
+// planFromFlags builds the plan from the run file, then the flags on top.
+func planFromFlags(f *runFlags, set map[string]bool, rf *runner.RunFile) (*runner.Plan, error) {
+	p := &runner.Plan{
+		Name:           first(f.name, rf.Name),
+		Model:          first(f.model, rf.Model),
+		Options:        rf.Options,
+		Seed:           1,
+		Attempts:       rf.Attempts,
+		Concurrency:    rf.Concurrency,
+		Limits:         rf.Limits,
+		System:         rf.System,
+		KeepWorkspaces: rf.KeepWorkspaces || f.keep,
+		MaxTries:       rf.MaxTries,
+		Advantage:      rf.Advantage,
+		Arms:           rf.Arms,
+	}
+	if set["advantage"] {
+		m, err := evaluator.ParseMethod(f.advantage)
+		if err != nil {
+			return nil, usagef("run: --advantage: %v", err)
+		}
+		p.Advantage = m
+	}
+	if p.Model == "" {
+		return nil, usagef("run: --model is required (for example --model qwen3:0.6b; `ollama list` shows the models you have)")
+	}
+	if rf.Seed != nil {
+		p.Seed = *rf.Seed
+	}
+	if set["seed"] {
+		p.Seed = f.seed
+	}
+	if set["attempts"] {
+		if f.attempts < 1 {
+			return nil, usagef("run: --attempts: expected at least 1, got %d", f.attempts)
+		}
+		p.Attempts = f.attempts
+	}
+	if set["concurrency"] || set["j"] {
+		if f.concurrency < 1 {
+			return nil, usagef("run: --concurrency: expected at least 1, got %d", f.concurrency)
+		}
+		p.Concurrency = f.concurrency
+	}
+	if set["max-tries"] {
+		p.MaxTries = f.maxTries
+	}
+	if p.Options == nil {
+		p.Options = map[string]any{}
+	}
+	if set["temperature"] {
+		if f.temperature < 0 {
+			return nil, usagef("run: --temperature: expected 0 or more, got %g", f.temperature)
+		}
+		p.Options["temperature"] = f.temperature
+	}
+	if set["num-ctx"] {
+		if f.numCtx < 1 {
+			return nil, usagef("run: --num-ctx: expected a positive number, got %d", f.numCtx)
+		}
+		p.Options["num_ctx"] = f.numCtx
+	}
+	if set["num-predict"] {
+		p.Options["num_predict"] = f.numPredict
+	}
+	if set["max-turns"] {
+		p.Limits.MaxTurns = f.maxTurns
+	}
+	if set["max-tokens"] {
+		p.Limits.MaxTokens = f.maxTokens
+	}
+	if set["wall-time"] {
+		p.Limits.WallTime = tasks.Duration{Duration: f.wallTime}
+	}
+
+	var suite *tasks.Suite
+	var err error
+	switch {
+	case f.task != "":
+		if _, serr := os.Stat(filepath.Join(f.task, tasks.FileName)); serr != nil {
+			return nil, usagef("run: --task %s: not a task folder (no %s in it)", f.task, tasks.FileName)
+		}
+		suite, err = tasks.LoadSuite(f.task)
+	default:
+		dir := first(f.suite, rf.Resolve(rf.Suite), DefaultSuite)
+		if _, serr := os.Stat(dir); serr != nil {
+			return nil, usagef("run: --suite %s: no such folder", dir)
+		}
+		suite, err = tasks.LoadSuite(dir)
+	}
+	if err != nil {
+		return nil, err
+	}
+	only := rf.Tasks
+	if f.only != "" {
+		only = splitList(f.only)
+	}
+	if len(only) > 0 {
+		sub := &tasks.Suite{Name: suite.Name, Dir: suite.Dir}
+		for _, id := range only {
+			t, ok := suite.Task(id)
+			if !ok {
+				return nil, usagef("run: --tasks: suite %s has no task %q", suite.Dir, id)
+			}
+			sub.Tasks = append(sub.Tasks, t)
+		}
+		suite = sub
+	}
+	p.Suite = suite
+
+	if len(p.Arms) == 0 {
+		p.Arms = []runner.Arm{{Name: "default"}}
+	}
+	if len(rf.Servers) > 0 {
+		for i := range p.Arms {
+			p.Arms[i].Servers = append(append([]tasks.Server(nil), rf.Servers...), p.Arms[i].Servers...)
+		}
+	}
+	if f.tools != "" {
+		if len(p.Arms) > 1 {
+			return nil, usagef("run: --tools conflicts with the arms of %s: set tools per arm in the run file", rf.Path)
+		}
+		p.Arms[0].Tools = splitList(f.tools)
+	}
+	return p, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func first(vals ...string) string {
+	for _, v := range vals {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

@@ -1,0 +1,128 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/benchhq/bench/agent"
+	"github.com/benchhq/bench/evaluator"
+	"github.com/benchhq/bench/results"
+)
+
+// attempt runs one attempt end to end: a fresh workspace copy, the tools,
+// the agent loop, the hidden tests. The returned error is reserved for
+// failures of the harness itself (the disk, a broken task folder); the
+// model's failures are in the attempt's status.
+func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Job) (*results.Attempt, error) {
+	a := &results.Attempt{
+		RunID:     run.ID,
+		Key:       results.AttemptKey{Arm: j.Arm.Name, Task: j.Task.ID, Index: j.Index},
+		Seed:      j.Seed,
+		StartedAt: time.Now().UTC(),
+	}
+	dir, err := os.MkdirTemp(r.TempDir, "bench-attempt-")
+	if err != nil {
+		return nil, fmt.Errorf("attempt %s/%s#%d: make temp folder: %w", j.Arm.Name, j.Task.ID, j.Index, err)
+	}
+	if plan.KeepWorkspaces {
+		r.logf("attempt %s/%s#%d: workspace kept in %s", j.Arm.Name, j.Task.ID, j.Index, dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
+	wsDir := filepath.Join(dir, "workspace")
+	if err := os.Mkdir(wsDir, 0o755); err != nil {
+		return nil, fmt.Errorf("attempt %s/%s#%d: %w", j.Arm.Name, j.Task.ID, j.Index, err)
+	}
+	if err := j.Task.CopyWorkspace(wsDir); err != nil {
+		return nil, err
+	}
+	ws, err := agent.NewWorkspace(wsDir)
+	if err != nil {
+		return nil, fmt.Errorf("attempt %s/%s#%d: %w", j.Arm.Name, j.Task.ID, j.Index, err)
+	}
+	reg, err := builtinRegistry(ws, j.Arm)
+	if err != nil {
+		return nil, err
+	}
+
+	turns, tokens, wall := plan.limits(j.Task)
+	opts := maps.Clone(plan.Options)
+	opts["seed"] = j.Seed
+	tr := agent.Run(ctx, agent.Config{
+		Model:       r.Model,
+		ModelName:   plan.Model,
+		Options:     opts,
+		System:      plan.System,
+		Instruction: j.Task.Instruction,
+		Tools:       reg,
+		Policy:      agent.AllowBuiltins(),
+		MaxTurns:    turns,
+		MaxTokens:   tokens,
+		WallTime:    wall,
+	})
+	a.Trajectory = tr
+	a.FinishedAt = time.Now().UTC()
+	switch tr.Stop {
+	case agent.StopInfraError:
+		a.Status, a.Error = results.StatusInfraError, tr.Err
+		return a, nil
+	case agent.StopCanceled:
+		a.Status, a.Error = results.StatusCanceled, tr.Err
+		return a, nil
+	}
+	// The hidden tests run whatever the run's context says: an attempt the
+	// agent finished is scored, even while the run is being interrupted.
+	res, err := evaluator.RunHiddenTests(context.WithoutCancel(ctx), j.Task, wsDir)
+	if err != nil {
+		return nil, fmt.Errorf("attempt %s/%s#%d: hidden tests: %w", j.Arm.Name, j.Task.ID, j.Index, err)
+	}
+	reward := res.Reward()
+	a.Test = res
+	a.Reward = &reward
+	a.Status = results.StatusFinished
+	a.FinishedAt = time.Now().UTC()
+	return a, nil
+}
+
+// builtinRegistry is the arm's subset of the built-in tools.
+func builtinRegistry(ws *agent.Workspace, arm Arm) (*agent.Registry, error) {
+	reg := agent.NewRegistry()
+	all := agent.Builtins(ws, agent.BuiltinOptions{})
+	if err := checkToolSubset(arm, all); err != nil {
+		return nil, err
+	}
+	for _, t := range all {
+		if len(arm.Tools) > 0 && !slices.Contains(arm.Tools, t.Spec().Name) {
+			continue
+		}
+		if err := reg.Add(t); err != nil {
+			return nil, fmt.Errorf("arm %s: %w", arm.Name, err)
+		}
+	}
+	return reg, nil
+}
+
+func checkToolSubset(arm Arm, all []agent.Tool) error {
+	for _, name := range arm.Tools {
+		found := false
+		for _, t := range all {
+			if t.Spec().Name == name {
+				found = true
+				break
+			}
+		}
+		if !found {
+			var names []string
+			for _, t := range all {
+				names = append(names, t.Spec().Name)
+			}
+			return fmt.Errorf("arm %s: tools: no built-in tool %q (expected some of: %v)", arm.Name, name, names)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,178 @@
+// Package runner turns a plan (arms × tasks × attempts) into stored,
+// scored attempts: it runs them concurrently, shows progress, retries
+// infrastructure failures, and resumes an interrupted run.
+package runner
+
+import (
+	"fmt"
+	"hash/fnv"
+	"maps"
+	"time"
+
+	"github.com/benchhq/bench/evaluator"
+	"github.com/benchhq/bench/tasks"
+)
+
+// Plan is everything a run needs to know: the model and its options, the
+// suite, how many attempts per task, and the arms to compare.
+type Plan struct {
+	// Name is a free label for the run.
+	Name string
+	// Model is the Ollama model name.
+	Model string
+	// Options are the Ollama options sent with every request (temperature,
+	// num_ctx, num_predict, top_p, ...). The seed is set per attempt.
+	Options map[string]any
+	// Seed is the run seed; every attempt's seed derives from it.
+	Seed int64
+	// Attempts is G, the attempts per task and arm.
+	Attempts int
+	// Suite holds the tasks.
+	Suite *tasks.Suite
+	// Arms are the setups compared; at least one.
+	Arms []Arm
+	// Concurrency is how many attempts run at once.
+	Concurrency int
+	// Limits override the tasks' own limits where non-zero.
+	Limits tasks.Limits
+	// System is the system prompt ("" for the default).
+	System string
+	// KeepWorkspaces keeps each attempt's temp folder for debugging.
+	KeepWorkspaces bool
+	// Advantage is the method of the advantages stored (default GRPO).
+	Advantage evaluator.Method
+	// MaxTries bounds the tries of an attempt cut short by an
+	// infrastructure failure (default 3).
+	MaxTries int
+}
+
+// Arm is one setup under comparison: the same tasks, seeds and G run
+// under every arm.
+type Arm struct {
+	// Name identifies the arm in the store and reports.
+	Name string `toml:"name" json:"name"`
+	// Tools is the allow-list of built-in tools offered; empty offers all.
+	Tools []string `toml:"tools" json:"tools,omitempty"`
+	// Servers are MCP servers attached in this arm, on top of the task's.
+	Servers []tasks.Server `toml:"servers" json:"servers,omitempty"`
+}
+
+// Defaults applied to a plan that leaves them unset.
+const (
+	DefaultAttempts    = 4
+	DefaultConcurrency = 1
+	DefaultNumCtx      = 8192
+	DefaultNumPredict  = 2048
+	DefaultMaxTries    = 3
+)
+
+// Normalize fills defaults and checks the plan; the error names the field.
+func (p *Plan) Normalize() error {
+	if p.Model == "" {
+		return fmt.Errorf("plan: model: missing (e.g. --model qwen3:0.6b)")
+	}
+	if p.Suite == nil || len(p.Suite.Tasks) == 0 {
+		return fmt.Errorf("plan: suite: no tasks")
+	}
+	if p.Attempts == 0 {
+		p.Attempts = DefaultAttempts
+	}
+	if p.Attempts < 1 {
+		return fmt.Errorf("plan: attempts: expected at least 1, got %d", p.Attempts)
+	}
+	if p.Concurrency == 0 {
+		p.Concurrency = DefaultConcurrency
+	}
+	if p.Concurrency < 1 {
+		return fmt.Errorf("plan: concurrency: expected at least 1, got %d", p.Concurrency)
+	}
+	if p.MaxTries == 0 {
+		p.MaxTries = DefaultMaxTries
+	}
+	opts := maps.Clone(p.Options)
+	if opts == nil {
+		opts = map[string]any{}
+	}
+	if _, ok := opts["num_ctx"]; !ok {
+		opts["num_ctx"] = DefaultNumCtx // Ollama's own default is small and silent truncation hides it
+	}
+	if _, ok := opts["num_predict"]; !ok {
+		opts["num_predict"] = DefaultNumPredict
+	}
+	if _, ok := opts["seed"]; ok {
+		return fmt.Errorf("plan: options.seed: set the run seed instead (--seed); each attempt's seed derives from it")
+	}
+	p.Options = opts
+	if len(p.Arms) == 0 {
+		p.Arms = []Arm{{Name: "default"}}
+	}
+	seen := map[string]bool{}
+	for i, a := range p.Arms {
+		if a.Name == "" {
+			return fmt.Errorf("plan: arms[%d].name: missing", i)
+		}
+		if seen[a.Name] {
+			return fmt.Errorf("plan: arms[%d].name: %q used twice", i, a.Name)
+		}
+		seen[a.Name] = true
+		if err := tasks.ValidateServers("run plan", fmt.Sprintf("arms[%d].servers", i), a.Servers); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Job is one attempt to run: an arm, a task, an attempt index and its seed.
+type Job struct {
+	Arm   Arm
+	Task  *tasks.Task
+	Index int
+	Seed  int64
+}
+
+// Jobs lists every attempt of the plan, interleaved so that early results
+// cover every task and arm: attempt 0 of every task under every arm first,
+// then attempt 1, and so on.
+func (p *Plan) Jobs() []Job {
+	var out []Job
+	for i := 0; i < p.Attempts; i++ {
+		for _, t := range p.Suite.Tasks {
+			for _, a := range p.Arms {
+				out = append(out, Job{Arm: a, Task: t, Index: i, Seed: AttemptSeed(p.Seed, t.ID, i)})
+			}
+		}
+	}
+	return out
+}
+
+// AttemptSeed derives an attempt's sampling seed from the run seed, the task
+// and the attempt index. It does not depend on the arm, so the arms of a run
+// are compared attempt by attempt under the same seeds. The result fits in
+// 31 bits, which every backend's seed accepts.
+func AttemptSeed(runSeed int64, taskID string, index int) int64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d\x00%s\x00%d", runSeed, taskID, index)
+	x := h.Sum64()
+	// splitmix64 finaliser, for well-spread bits
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return int64(x & 0x7fffffff)
+}
+
+// limits merges the plan's overrides onto a task's limits.
+func (p *Plan) limits(t *tasks.Task) (turns, tokens int, wall time.Duration) {
+	l := t.Limits
+	if p.Limits.MaxTurns > 0 {
+		l.MaxTurns = p.Limits.MaxTurns
+	}
+	if p.Limits.MaxTokens > 0 {
+		l.MaxTokens = p.Limits.MaxTokens
+	}
+	if p.Limits.WallTime.Duration > 0 {
+		l.WallTime = p.Limits.WallTime
+	}
+	return l.MaxTurnsOr(), l.MaxTokensOr(), l.WallTimeOr()
+}

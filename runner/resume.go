@@ -1,0 +1,63 @@
+package runner
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/benchhq/bench/evaluator"
+	"github.com/benchhq/bench/results"
+	"github.com/benchhq/bench/tasks"
+)
+
+// storedPlan is the JSON shape of a plan stored with its run.
+type storedPlan struct {
+	Name        string         `json:"name"`
+	Model       string         `json:"model"`
+	Options     map[string]any `json:"options"`
+	Seed        int64          `json:"seed"`
+	Attempts    int            `json:"attempts"`
+	Arms        []Arm          `json:"arms"`
+	Concurrency int            `json:"concurrency"`
+	Limits      struct {
+		MaxTurns  int            `json:"MaxTurns"`
+		MaxTokens int            `json:"MaxTokens"`
+		WallTime  tasks.Duration `json:"WallTime"`
+	} `json:"limits"`
+	System    string           `json:"system"`
+	MaxTries  int              `json:"max_tries"`
+	Advantage evaluator.Method `json:"advantage"`
+}
+
+// PlanFromRun rebuilds the plan of a stored run, so that it can be resumed
+// with the same model, options, seeds, arms and tasks. The tasks are loaded
+// again from the suite folder the run used.
+func PlanFromRun(run *results.Run) (*Plan, error) {
+	var sp storedPlan
+	if err := json.Unmarshal([]byte(run.Config), &sp); err != nil {
+		return nil, fmt.Errorf("stored plan of run %s: %w", run.ID, err)
+	}
+	suite := &tasks.Suite{Name: run.Suite, Dir: run.SuiteDir}
+	for _, ti := range run.Tasks {
+		t, err := tasks.Load(ti.Dir)
+		if err != nil {
+			return nil, fmt.Errorf("reload task %s of run %s: %w", ti.ID, run.ID, err)
+		}
+		suite.Tasks = append(suite.Tasks, t)
+	}
+	opts := sp.Options
+	delete(opts, "seed")
+	return &Plan{
+		Name:        sp.Name,
+		Model:       sp.Model,
+		Options:     opts,
+		Seed:        sp.Seed,
+		Attempts:    sp.Attempts,
+		Suite:       suite,
+		Arms:        sp.Arms,
+		Concurrency: sp.Concurrency,
+		Limits:      tasks.Limits{MaxTurns: sp.Limits.MaxTurns, MaxTokens: sp.Limits.MaxTokens, WallTime: sp.Limits.WallTime},
+		System:      sp.System,
+		MaxTries:    sp.MaxTries,
+		Advantage:   sp.Advantage,
+	}, nil
+}

@@ -1,0 +1,82 @@
+package runner
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/benchhq/bench/evaluator"
+	"github.com/benchhq/bench/tasks"
+)
+
+// RunFile is the TOML file that describes a run too long for flags. Every
+// field has a flag of the same meaning; a flag given on the command line
+// wins over the file.
+type RunFile struct {
+	// Path is where the file was read from; relative paths inside it are
+	// relative to its folder.
+	Path string `toml:"-"`
+
+	Name           string           `toml:"name"`
+	Model          string           `toml:"model"`
+	Suite          string           `toml:"suite"`
+	Tasks          []string         `toml:"tasks"`
+	Attempts       int              `toml:"attempts"`
+	Concurrency    int              `toml:"concurrency"`
+	Seed           *int64           `toml:"seed"`
+	DB             string           `toml:"db"`
+	System         string           `toml:"system"`
+	KeepWorkspaces bool             `toml:"keep_workspaces"`
+	MaxTries       int              `toml:"max_tries"`
+	Advantage      evaluator.Method `toml:"advantage"`
+	Options        map[string]any   `toml:"options"`
+	Limits         tasks.Limits     `toml:"limits"`
+	Servers        []tasks.Server   `toml:"servers"`
+	Arms           []Arm            `toml:"arms"`
+}
+
+// LoadRunFile reads and checks a run file. Errors name the file and field.
+func LoadRunFile(path string) (*RunFile, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read run file: %w", err)
+	}
+	var rf RunFile
+	md, err := toml.Decode(string(data), &rf)
+	if err != nil {
+		return nil, tasks.TOMLError(path, err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		f := und[0].String()
+		// options is a free map passed to Ollama; anything under it is fine.
+		if len(und[0]) == 0 || und[0][0] != "options" {
+			return nil, &tasks.FieldError{File: path, Field: f, Msg: "unknown field (expected one of: name, model, suite, tasks, attempts, concurrency, seed, db, system, keep_workspaces, max_tries, advantage, [options], [limits], [[servers]], [[arms]])"}
+		}
+	}
+	rf.Path = path
+	if err := tasks.ValidateServers(path, "servers", rf.Servers); err != nil {
+		return nil, err
+	}
+	for i, a := range rf.Arms {
+		if a.Name == "" {
+			return nil, &tasks.FieldError{File: path, Field: fmt.Sprintf("arms[%d].name", i), Msg: "missing: every arm needs a name"}
+		}
+		if err := tasks.ValidateServers(path, fmt.Sprintf("arms[%d].servers", i), a.Servers); err != nil {
+			return nil, err
+		}
+	}
+	if _, ok := rf.Options["seed"]; ok {
+		return nil, &tasks.FieldError{File: path, Field: "options.seed", Msg: "set the run seed with seed = N instead: each attempt's seed derives from it"}
+	}
+	return &rf, nil
+}
+
+// Resolve returns a path of the file relative to the file's folder.
+func (rf *RunFile) Resolve(p string) string {
+	if p == "" || filepath.IsAbs(p) || rf.Path == "" {
+		return p
+	}
+	return filepath.Join(filepath.Dir(rf.Path), p)
+}

@@ -1,0 +1,274 @@
+package runner
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/benchhq/bench/agent"
+	"github.com/benchhq/bench/results"
+)
+
+// Runner runs plans against a model and stores the attempts.
+type Runner struct {
+	// Model answers the agent's chat requests.
+	Model agent.Model
+	// Store receives every finished attempt.
+	Store *results.Store
+	// Progress, when set, receives a live progress bar.
+	Progress io.Writer
+	// Log receives warnings and notices (nil discards them).
+	Log io.Writer
+	// TempDir is where attempt folders are made ("" for the system's).
+	TempDir string
+	// Backoff is the wait before retry number try (1-based) of an attempt
+	// cut short by an infrastructure failure. Nil means 2s, 4s, 8s...
+	Backoff func(try int) time.Duration
+	// BenchPath is the bench executable, for the {bench} placeholder of
+	// MCP server commands.
+	BenchPath string
+	// Version is recorded with each run.
+	Version string
+}
+
+// Outcome is what a run did.
+type Outcome struct {
+	Run *results.Run
+	// Ran counts attempts run now; Skipped those already finished before
+	// (a resumed run); InfraErrors those left marked as infrastructure
+	// failures after their retries.
+	Ran, Skipped, InfraErrors int
+	// Interrupted is true when the context ended the run early.
+	Interrupted bool
+	// ZeroVarianceShare is the share of groups (task × arm) whose attempts
+	// all got the same reward: they carry no training signal.
+	ZeroVarianceShare float64
+}
+
+// ErrPreflight wraps a failure found before the first attempt: nothing of
+// the run has been stored.
+var ErrPreflight = errors.New("preflight")
+
+// NewRunID returns a fresh run id: the date and a random suffix, sortable
+// and short enough to type.
+func NewRunID(now time.Time) string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+}
+
+// Run runs a plan under a new run id, or continues the run of that id if
+// the store already holds it: finished attempts are kept, the rest run with
+// the same seeds.
+func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, error) {
+	if err := plan.Normalize(); err != nil {
+		return nil, err
+	}
+	if err := r.preflight(ctx, plan); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrPreflight, err)
+	}
+	run, err := r.Store.GetRun(ctx, runID)
+	switch {
+	case errors.Is(err, results.ErrNoRun):
+		run = r.newRun(plan, runID)
+		if err := r.Store.CreateRun(ctx, run); err != nil {
+			return nil, fmt.Errorf("create run %s: %w", runID, err)
+		}
+	case err != nil:
+		return nil, fmt.Errorf("load run %s: %w", runID, err)
+	default:
+		if err := compatible(run, plan); err != nil {
+			return nil, fmt.Errorf("resume run %s: %w", runID, err)
+		}
+	}
+	done, err := r.Store.FinishedKeys(ctx, run.ID)
+	if err != nil {
+		return nil, fmt.Errorf("resume run %s: %w", run.ID, err)
+	}
+	var todo []Job
+	out := &Outcome{Run: run}
+	for _, j := range plan.Jobs() {
+		if done[results.AttemptKey{Arm: j.Arm.Name, Task: j.Task.ID, Index: j.Index}] {
+			out.Skipped++
+			continue
+		}
+		todo = append(todo, j)
+	}
+
+	bar := newProgress(r.Progress, len(todo)+out.Skipped, out.Skipped)
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(plan.Concurrency)
+	for _, j := range todo {
+		if gctx.Err() != nil {
+			break
+		}
+		g.Go(func() error {
+			a, err := r.attemptWithRetries(gctx, plan, run, j)
+			if err != nil {
+				return err
+			}
+			if a.Status == results.StatusCanceled {
+				return nil // not saved as a result: the resume runs it again
+			}
+			if _, err := r.Store.SaveAttempt(context.WithoutCancel(ctx), a); err != nil {
+				return fmt.Errorf("save attempt %s/%s#%d: %w", j.Arm.Name, j.Task.ID, j.Index, err)
+			}
+			mu.Lock()
+			out.Ran++
+			if a.Status == results.StatusInfraError {
+				out.InfraErrors++
+			}
+			mu.Unlock()
+			bar.add(a)
+			return nil
+		})
+	}
+	err = g.Wait()
+	bar.finish()
+	if err != nil {
+		_ = r.Store.FinishRun(context.WithoutCancel(ctx), run.ID, results.RunInterrupted)
+		return out, err
+	}
+	if ctx.Err() != nil {
+		out.Interrupted = true
+		_ = r.Store.FinishRun(context.WithoutCancel(ctx), run.ID, results.RunInterrupted)
+		return out, nil
+	}
+	method := plan.Advantage
+	if method == "" {
+		method = DefaultAdvantage
+	}
+	if out.ZeroVarianceShare, err = StoreAdvantages(ctx, r.Store, run.ID, method); err != nil {
+		return out, err
+	}
+	if err := r.Store.FinishRun(ctx, run.ID, results.RunFinished); err != nil {
+		return out, fmt.Errorf("finish run %s: %w", run.ID, err)
+	}
+	return out, nil
+}
+
+func (r *Runner) newRun(plan *Plan, runID string) *results.Run {
+	cfg, _ := json.Marshal(planRecord(plan))
+	run := &results.Run{
+		ID:              runID,
+		Name:            plan.Name,
+		CreatedAt:       time.Now().UTC(),
+		Model:           plan.Model,
+		Options:         plan.Options,
+		Seed:            plan.Seed,
+		AttemptsPerTask: plan.Attempts,
+		Suite:           plan.Suite.Name,
+		SuiteDir:        plan.Suite.Dir,
+		Config:          string(cfg),
+		Status:          results.RunRunning,
+		BenchVersion:    r.Version,
+	}
+	for i, a := range plan.Arms {
+		ac, _ := json.Marshal(a)
+		run.Arms = append(run.Arms, results.Arm{Name: a.Name, Index: i, Config: string(ac)})
+	}
+	for _, t := range plan.Suite.Tasks {
+		run.Tasks = append(run.Tasks, results.TaskInfo{ID: t.ID, Dir: t.Dir, Hash: t.Hash, Instruction: t.Instruction})
+	}
+	return run
+}
+
+// planRecord is the plan as stored with the run, for reproducing it.
+func planRecord(p *Plan) map[string]any {
+	return map[string]any{
+		"name":        p.Name,
+		"model":       p.Model,
+		"options":     p.Options,
+		"seed":        p.Seed,
+		"attempts":    p.Attempts,
+		"suite":       p.Suite.Dir,
+		"arms":        p.Arms,
+		"concurrency": p.Concurrency,
+		"limits":      p.Limits,
+		"system":      p.System,
+		"max_tries":   p.MaxTries,
+		"advantage":   p.Advantage,
+	}
+}
+
+// compatible checks that a stored run can be continued with this plan:
+// the same model, seed, G and arms, and tasks that did not change.
+func compatible(run *results.Run, p *Plan) error {
+	switch {
+	case run.Model != p.Model:
+		return fmt.Errorf("the run used model %s, not %s", run.Model, p.Model)
+	case run.Seed != p.Seed:
+		return fmt.Errorf("the run used seed %d, not %d", run.Seed, p.Seed)
+	case run.AttemptsPerTask != p.Attempts:
+		return fmt.Errorf("the run used %d attempts per task, not %d", run.AttemptsPerTask, p.Attempts)
+	}
+	arms := map[string]bool{}
+	for _, a := range run.Arms {
+		arms[a.Name] = true
+	}
+	for _, a := range p.Arms {
+		if !arms[a.Name] {
+			return fmt.Errorf("the run has no arm %q", a.Name)
+		}
+	}
+	hashes := map[string]string{}
+	for _, t := range run.Tasks {
+		hashes[t.ID] = t.Hash
+	}
+	for _, t := range p.Suite.Tasks {
+		h, ok := hashes[t.ID]
+		if !ok {
+			return fmt.Errorf("the run has no task %q", t.ID)
+		}
+		if h != t.Hash {
+			return fmt.Errorf("task %s changed since the run started (its files differ): start a new run", t.ID)
+		}
+	}
+	return nil
+}
+
+// attemptWithRetries runs one attempt, retrying it with backoff while it
+// ends in an infrastructure failure, up to the plan's bound.
+func (r *Runner) attemptWithRetries(ctx context.Context, plan *Plan, run *results.Run, j Job) (*results.Attempt, error) {
+	var a *results.Attempt
+	for try := 1; ; try++ {
+		var err error
+		a, err = r.attempt(ctx, plan, run, j)
+		if err != nil {
+			return nil, err
+		}
+		a.Tries = try
+		if a.Status != results.StatusInfraError || try >= plan.MaxTries || ctx.Err() != nil {
+			return a, nil
+		}
+		wait := r.backoff(try)
+		r.logf("attempt %s/%s#%d: infrastructure failure (%s); retry %d of %d in %s", j.Arm.Name, j.Task.ID, j.Index, a.Error, try, plan.MaxTries-1, wait)
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return a, nil
+		}
+	}
+}
+
+func (r *Runner) backoff(try int) time.Duration {
+	if r.Backoff != nil {
+		return r.Backoff(try)
+	}
+	return time.Duration(1<<min(try, 6)) * time.Second
+}
+
+func (r *Runner) logf(format string, args ...any) {
+	if r.Log != nil {
+		fmt.Fprintf(r.Log, format+"\n", args...)
+	}
+}
