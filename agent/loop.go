@@ -41,9 +41,16 @@ type Config struct {
 	MaxTurns  int
 	MaxTokens int
 	WallTime  time.Duration
+	// RequestTimeout bounds one model request. A model server that does
+	// not answer in time is an infrastructure failure, not the agent's.
+	// Zero means no bound other than the wall time.
+	RequestTimeout time.Duration
 }
 
-var errWallTime = errors.New("wall-time limit reached")
+var (
+	errWallTime       = errors.New("wall-time limit reached")
+	errRequestTimeout = errors.New("model request timed out")
+)
 
 // Run drives the loop until the model answers without a tool call or a
 // limit is hit. It never returns an error: everything that happens,
@@ -104,7 +111,7 @@ func Run(ctx context.Context, cfg Config) *Trajectory {
 			Think:    cfg.Think,
 		}
 		t0 := time.Now()
-		resp, err := cfg.Model.Chat(ctx, req)
+		resp, err := chat(ctx, cfg, req)
 		if err != nil {
 			if stop, msg := interrupted(ctx); stop != "" {
 				tr.Stop, tr.Err = stop, msg
@@ -149,6 +156,20 @@ func Run(ctx context.Context, cfg Config) *Trajectory {
 			return tr
 		}
 	}
+}
+
+// chat sends one request under the request timeout.
+func chat(ctx context.Context, cfg Config, req *api.ChatRequest) (*api.ChatResponse, error) {
+	if cfg.RequestTimeout <= 0 {
+		return cfg.Model.Chat(ctx, req)
+	}
+	rctx, cancel := context.WithTimeoutCause(ctx, cfg.RequestTimeout, errRequestTimeout)
+	defer cancel()
+	resp, err := cfg.Model.Chat(rctx, req)
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(rctx), errRequestTimeout) {
+		return nil, fmt.Errorf("the model server gave no reply within %s: %w", cfg.RequestTimeout, err)
+	}
+	return resp, err
 }
 
 // interrupted says whether ctx is done, and why in the loop's terms.

@@ -64,6 +64,8 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 		MaxTurns:    turns,
 		MaxTokens:   tokens,
 		WallTime:    wall,
+
+		RequestTimeout: plan.RequestTimeout,
 	})
 	a.Trajectory = tr
 	a.FinishedAt = time.Now().UTC()

@@ -39,6 +39,9 @@ type Plan struct {
 	System string
 	// KeepWorkspaces keeps each attempt's temp folder for debugging.
 	KeepWorkspaces bool
+	// RequestTimeout bounds one model request (default 10 minutes): a
+	// server that does not answer in time is an infrastructure failure.
+	RequestTimeout time.Duration
 	// Advantage is the method of the advantages stored (default GRPO).
 	Advantage evaluator.Method
 	// MaxTries bounds the tries of an attempt cut short by an
@@ -63,7 +66,10 @@ const (
 	DefaultConcurrency = 1
 	DefaultNumCtx      = 8192
 	DefaultNumPredict  = 2048
-	DefaultMaxTries    = 3
+	DefaultMaxTries    = 5
+	// DefaultRequestTimeout is generous: a small model on a CPU can take
+	// minutes for a long reply.
+	DefaultRequestTimeout = 10 * time.Minute
 )
 
 // Normalize fills defaults and checks the plan; the error names the field.
@@ -88,6 +94,12 @@ func (p *Plan) Normalize() error {
 	}
 	if p.MaxTries == 0 {
 		p.MaxTries = DefaultMaxTries
+	}
+	if p.MaxTries < 1 {
+		return fmt.Errorf("plan: max_tries: expected at least 1, got %d", p.MaxTries)
+	}
+	if p.RequestTimeout == 0 {
+		p.RequestTimeout = DefaultRequestTimeout
 	}
 	opts := maps.Clone(p.Options)
 	if opts == nil {

@@ -3,6 +3,7 @@ package runner
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/benchhq/bench/evaluator"
 	"github.com/benchhq/bench/results"
@@ -23,9 +24,10 @@ type storedPlan struct {
 		MaxTokens int            `json:"MaxTokens"`
 		WallTime  tasks.Duration `json:"WallTime"`
 	} `json:"limits"`
-	System    string           `json:"system"`
-	MaxTries  int              `json:"max_tries"`
-	Advantage evaluator.Method `json:"advantage"`
+	System         string           `json:"system"`
+	MaxTries       int              `json:"max_tries"`
+	Advantage      evaluator.Method `json:"advantage"`
+	RequestTimeout string           `json:"request_timeout"`
 }
 
 // PlanFromRun rebuilds the plan of a stored run, so that it can be resumed
@@ -44,6 +46,13 @@ func PlanFromRun(run *results.Run) (*Plan, error) {
 		}
 		suite.Tasks = append(suite.Tasks, t)
 	}
+	var reqTimeout time.Duration
+	if sp.RequestTimeout != "" {
+		var err error
+		if reqTimeout, err = time.ParseDuration(sp.RequestTimeout); err != nil {
+			return nil, fmt.Errorf("stored plan of run %s: request_timeout: %w", run.ID, err)
+		}
+	}
 	opts := sp.Options
 	delete(opts, "seed")
 	return &Plan{
@@ -59,5 +68,7 @@ func PlanFromRun(run *results.Run) (*Plan, error) {
 		System:      sp.System,
 		MaxTries:    sp.MaxTries,
 		Advantage:   sp.Advantage,
+
+		RequestTimeout: reqTimeout,
 	}, nil
 }

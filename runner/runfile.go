@@ -31,6 +31,7 @@ type RunFile struct {
 	KeepWorkspaces bool             `toml:"keep_workspaces"`
 	MaxTries       int              `toml:"max_tries"`
 	Advantage      evaluator.Method `toml:"advantage"`
+	RequestTimeout tasks.Duration   `toml:"request_timeout"`
 	Options        map[string]any   `toml:"options"`
 	Limits         tasks.Limits     `toml:"limits"`
 	Servers        []tasks.Server   `toml:"servers"`
@@ -52,7 +53,7 @@ func LoadRunFile(path string) (*RunFile, error) {
 		f := und[0].String()
 		// options is a free map passed to Ollama; anything under it is fine.
 		if len(und[0]) == 0 || und[0][0] != "options" {
-			return nil, &tasks.FieldError{File: path, Field: f, Msg: "unknown field (expected one of: name, model, suite, tasks, attempts, concurrency, seed, db, system, keep_workspaces, max_tries, advantage, [options], [limits], [[servers]], [[arms]])"}
+			return nil, &tasks.FieldError{File: path, Field: f, Msg: "unknown field (expected one of: name, model, suite, tasks, attempts, concurrency, seed, db, system, keep_workspaces, max_tries, advantage, request_timeout, [options], [limits], [[servers]], [[arms]])"}
 		}
 	}
 	rf.Path = path

@@ -30,7 +30,9 @@ type Runner struct {
 	// TempDir is where attempt folders are made ("" for the system's).
 	TempDir string
 	// Backoff is the wait before retry number try (1-based) of an attempt
-	// cut short by an infrastructure failure. Nil means 2s, 4s, 8s...
+	// cut short by an infrastructure failure. Nil means 2s, 4s, 8s, 16s...
+	// (capped at a minute): with the default five tries, an attempt rides
+	// out half a minute of a model server restarting.
 	Backoff func(try int) time.Duration
 	// BenchPath is the bench executable, for the {bench} placeholder of
 	// MCP server commands.
@@ -185,18 +187,19 @@ func (r *Runner) newRun(plan *Plan, runID string) *results.Run {
 // planRecord is the plan as stored with the run, for reproducing it.
 func planRecord(p *Plan) map[string]any {
 	return map[string]any{
-		"name":        p.Name,
-		"model":       p.Model,
-		"options":     p.Options,
-		"seed":        p.Seed,
-		"attempts":    p.Attempts,
-		"suite":       p.Suite.Dir,
-		"arms":        p.Arms,
-		"concurrency": p.Concurrency,
-		"limits":      p.Limits,
-		"system":      p.System,
-		"max_tries":   p.MaxTries,
-		"advantage":   p.Advantage,
+		"name":            p.Name,
+		"model":           p.Model,
+		"options":         p.Options,
+		"seed":            p.Seed,
+		"attempts":        p.Attempts,
+		"suite":           p.Suite.Dir,
+		"arms":            p.Arms,
+		"concurrency":     p.Concurrency,
+		"limits":          p.Limits,
+		"system":          p.System,
+		"max_tries":       p.MaxTries,
+		"advantage":       p.Advantage,
+		"request_timeout": p.RequestTimeout.String(),
 	}
 }
 
@@ -264,7 +267,7 @@ func (r *Runner) backoff(try int) time.Duration {
 	if r.Backoff != nil {
 		return r.Backoff(try)
 	}
-	return time.Duration(1<<min(try, 6)) * time.Second
+	return min(time.Duration(1<<min(try, 6))*time.Second, time.Minute)
 }
 
 func (r *Runner) logf(format string, args ...any) {

@@ -380,3 +380,6 @@ func TestLimitsStopTheLoop(t *testing.T) {
 		})
 	}
 }
+
+// giveUp is a model that answers at once without trying.
+var giveUp = ollamatest.Turns(ollamatest.Reply{Content: "I cannot do this."})

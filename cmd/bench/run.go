@@ -51,6 +51,7 @@ type runFlags struct {
 	noProgress  bool
 	maxTries    int
 	advantage   string
+	reqTimeout  time.Duration
 }
 
 func newFlagSet(name string, stderr io.Writer, usageText string) *flag.FlagSet {
@@ -91,7 +92,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.IntVar(&f.concurrency, "j", 0, "shorthand for -concurrency")
 	fs.Int64Var(&f.seed, "seed", 0, "run seed; each attempt's seed derives from it and the attempt (default 1)")
 	fs.StringVar(&f.db, "db", "", "SQLite file for results (default bench.db)")
-	fs.StringVar(&f.name, "name", "", "a label for the run")
+	fs.StringVar(&f.name, "name", "", "name the run: it becomes the run id, and the same command again continues it")
 	fs.StringVar(&f.host, "host", "", "Ollama server URL (default $OLLAMA_HOST or http://127.0.0.1:11434)")
 	fs.Float64Var(&f.temperature, "temperature", -1, "sampling temperature (default: the model's)")
 	fs.IntVar(&f.numCtx, "num-ctx", 0, fmt.Sprintf("context window, num_ctx (default %d)", runner.DefaultNumCtx))
@@ -104,6 +105,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.BoolVar(&f.keep, "keep-workspaces", false, "keep each attempt's temp folder for debugging")
 	fs.BoolVar(&f.noProgress, "no-progress", false, "no live progress bar")
 	fs.IntVar(&f.maxTries, "max-tries", 0, fmt.Sprintf("tries of an attempt cut short by an infrastructure failure (default %d)", runner.DefaultMaxTries))
+	fs.DurationVar(&f.reqTimeout, "request-timeout", 0, "bound on one model request; no reply in time is an infrastructure failure (default 10m)")
 	fs.StringVar(&f.advantage, "advantage", "", "advantage method stored per attempt: grpo, grpo-batch, drgrpo, rloo (default grpo)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -168,6 +170,16 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if set["keep-workspaces"] {
 			plan.KeepWorkspaces = f.keep
 		}
+		if set["request-timeout"] {
+			plan.RequestTimeout = f.reqTimeout
+		}
+	} else if plan.Name != "" {
+		// A named run is its own id: running the same run file (or the same
+		// --name) again continues it, keeping the attempts it finished.
+		runID = plan.Name
+		if prev, err := store.GetRun(ctx, runID); err == nil {
+			fmt.Fprintf(stderr, "continuing run %s (started %s, %s)\n", runID, prev.CreatedAt.Local().Format("2006-01-02 15:04"), prev.Status)
+		}
 	} else {
 		runID = runner.NewRunID(time.Now())
 	}
@@ -227,7 +239,14 @@ func planFromFlags(f *runFlags, set map[string]bool, rf *runner.RunFile) (*runne
 		KeepWorkspaces: rf.KeepWorkspaces || f.keep,
 		MaxTries:       rf.MaxTries,
 		Advantage:      rf.Advantage,
+		RequestTimeout: rf.RequestTimeout.Duration,
 		Arms:           rf.Arms,
+	}
+	if set["request-timeout"] {
+		if f.reqTimeout <= 0 {
+			return nil, usagef("run: --request-timeout: expected a positive duration, got %s", f.reqTimeout)
+		}
+		p.RequestTimeout = f.reqTimeout
 	}
 	if set["advantage"] {
 		m, err := evaluator.ParseMethod(f.advantage)
@@ -235,6 +254,9 @@ func planFromFlags(f *runFlags, set map[string]bool, rf *runner.RunFile) (*runne
 			return nil, usagef("run: --advantage: %v", err)
 		}
 		p.Advantage = m
+	}
+	if p.Name != "" && !validName(p.Name) {
+		return nil, usagef("run: name %q: expected letters, digits, '.', '_' or '-' (it becomes the run id)", p.Name)
 	}
 	if p.Model == "" {
 		return nil, usagef("run: --model is required (for example --model qwen3:0.6b; `ollama list` shows the models you have)")
@@ -338,6 +360,15 @@ func planFromFlags(f *runFlags, set map[string]bool, rf *runner.RunFile) (*runne
 		p.Arms[0].Tools = splitList(f.tools)
 	}
 	return p, nil
+}
+
+func validName(s string) bool {
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return s != ""
 }
 
 func splitList(s string) []string {

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -105,6 +106,8 @@ type Server struct {
 	// noTools lists pulled models whose template has no tool support.
 	noTools map[string]bool
 
+	mux *http.ServeMux
+
 	mu       sync.Mutex
 	requests []api.ChatRequest
 }
@@ -149,8 +152,39 @@ func New(script Script, opts ...Option) *Server {
 	mux.HandleFunc("GET /api/version", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `{"version":"0.17.4"}`)
 	})
+	s.mux = mux
 	s.Server = httptest.NewServer(mux)
 	return s
+}
+
+// Stop kills the server as a crash would: open connections are cut and
+// new ones refused, until Start.
+func (s *Server) Stop() {
+	s.Server.CloseClientConnections()
+	s.Server.Close()
+}
+
+// Start brings a stopped server back on the same address, as a restarted
+// Ollama would come back on its port.
+func (s *Server) Start() error {
+	addr := s.Server.Listener.Addr().String()
+	var l net.Listener
+	var err error
+	for i := 0; i < 50; i++ {
+		if l, err = net.Listen("tcp", addr); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		return fmt.Errorf("restart fake ollama on %s: %w", addr, err)
+	}
+	srv := httptest.NewUnstartedServer(s.mux)
+	srv.Listener.Close()
+	srv.Listener = l
+	srv.Start()
+	s.Server = srv
+	return nil
 }
 
 // Requests returns a copy of every chat request received, in arrival order.

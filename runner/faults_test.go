@@ -1,0 +1,108 @@
+package runner_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/benchhq/bench/runner"
+	"github.com/benchhq/bench/tasks"
+)
+
+// TestModelServerRestartMidRun kills the model server in the middle of a
+// run and brings it back: no attempt is lost, none is duplicated, and none
+// is scored as if the agent had failed.
+func TestModelServerRestartMidRun(t *testing.T) {
+	f := newFixture(t, solveRecipe(t))
+	f.runner.Backoff = func(int) time.Duration { return 150 * time.Millisecond }
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for len(f.server.Requests()) < 8 {
+			time.Sleep(5 * time.Millisecond)
+		}
+		f.server.Stop()
+		time.Sleep(400 * time.Millisecond)
+		if err := f.server.Start(); err != nil {
+			t.Error(err)
+		}
+	}()
+	out := f.run(&runner.Plan{Model: "fake", Suite: loadTask(t, "recipe-trailing-dot"), Attempts: 4, Concurrency: 2, MaxTries: 10}, "r1")
+	<-done
+	if out.Ran != 4 || out.InfraErrors != 0 {
+		t.Fatalf("ran %d, infra errors %d; want 4 and 0", out.Ran, out.InfraErrors)
+	}
+	if got := f.count(`SELECT count(DISTINCT idx) FROM attempts WHERE status='finished' AND reward=1`); got != 4 {
+		t.Errorf("distinct attempts scored 1: %d, want 4", got)
+	}
+	if got := f.count(`SELECT count(*) FROM attempts`); got != 4 {
+		t.Errorf("attempt rows: %d, want 4 (no duplicates)", got)
+	}
+	if got := f.count(`SELECT count(*) FROM attempts WHERE tries > 1`); got == 0 {
+		t.Error("no attempt was retried: the server was not down during the run")
+	}
+}
+
+// writeTask makes a one-task suite in a temp folder.
+func writeTask(t *testing.T, toml string, files map[string]string) *tasks.Suite {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "task")
+	files["task.toml"] = toml
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	task, err := tasks.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &tasks.Suite{Name: "t", Dir: filepath.Dir(dir), Tasks: []*tasks.Task{task}}
+}
+
+// TestHangingHiddenTestIsKilled: a hidden test that never ends, with a
+// child holding its output, is killed at its timeout and scores 0.
+func TestHangingHiddenTestIsKilled(t *testing.T) {
+	suite := writeTask(t, "format = 1\ninstruction = \"x\"\n[tests]\ncommand = \"sleep 600 & sleep 600\"\ntimeout = \"1s\"\n",
+		map[string]string{"workspace/a.txt": "a"})
+	f := newFixture(t, giveUp)
+	start := time.Now()
+	f.run(&runner.Plan{Model: "fake", Suite: suite, Attempts: 1}, "r1")
+	if got := f.count(`SELECT count(*) FROM attempts a JOIN test_results r ON r.attempt_id = a.id WHERE a.reward = 0 AND r.timed_out = 1`); got != 1 {
+		t.Errorf("timed-out attempts scored 0: %d, want 1", got)
+	}
+	if el := time.Since(start); el > 5*time.Minute {
+		t.Errorf("the run took %s: the hanging test was not killed", el)
+	}
+}
+
+// TestTaskFolderUntouchedAndTempRemoved: a run never modifies the task
+// folder, and removes every attempt folder unless asked to keep them.
+func TestTaskFolderUntouchedAndTempRemoved(t *testing.T) {
+	suite := loadTask(t, "recipe-trailing-dot")
+	before := suite.Tasks[0].Hash
+	for _, keep := range []bool{false, true} {
+		f := newFixture(t, solveRecipe(t))
+		f.run(&runner.Plan{Model: "fake", Suite: suite, Attempts: 2, KeepWorkspaces: keep}, "r1")
+		again, err := tasks.Load(suite.Tasks[0].Dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again.Hash != before {
+			t.Errorf("keep=%v: the task folder changed during the run", keep)
+		}
+		left, _ := os.ReadDir(f.runner.TempDir)
+		want := 0
+		if keep {
+			want = 2
+		}
+		if len(left) != want {
+			t.Errorf("keep=%v: %d folders left in the temp dir, want %d", keep, len(left), want)
+		}
+	}
+}
