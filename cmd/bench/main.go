@@ -77,7 +77,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return 0
 	default:
-		fmt.Fprintf(stderr, "bench: unknown command %q\n\n%s", args[0], usage)
+		fmt.Fprintf(stderr, "bench: unknown command %q (run 'bench help' for the commands)\n", args[0])
 		return 2
 	}
 	return exitCode(err, stderr)

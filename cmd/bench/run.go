@@ -66,10 +66,15 @@ func newFlagSet(name string, stderr io.Writer, usageText string) *flag.FlagSet {
 
 // parseFlags parses args, mapping flag errors to usage errors.
 func parseFlags(fs *flag.FlagSet, args []string) error {
+	usage, out := fs.Usage, fs.Output()
+	// A bad flag gets one line (ours, below), not the flag package's
+	// message followed by the whole usage.
+	fs.Usage = func() {}
 	fs.SetOutput(io.Discard)
 	err := fs.Parse(args)
+	fs.Usage = usage
+	fs.SetOutput(out)
 	if errors.Is(err, flag.ErrHelp) {
-		fs.SetOutput(os.Stderr)
 		fs.Usage()
 		return errHelp
 	}
@@ -213,7 +218,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return fmt.Errorf("summarise run %s: %w", runID, err)
 	}
-	if err := results.WriteSummary(stdout, out.Run, rows); err != nil {
+	run, err := store.GetRun(ctx, runID)
+	if err != nil {
+		return fmt.Errorf("summarise run %s: %w", runID, err)
+	}
+	if err := results.WriteSummary(stdout, run, rows); err != nil {
 		return err
 	}
 	if out.Skipped > 0 {
