@@ -98,6 +98,12 @@ func (p *Plan) Normalize() error {
 	if p.MaxTries < 1 {
 		return fmt.Errorf("plan: max_tries: expected at least 1, got %d", p.MaxTries)
 	}
+	if p.Advantage == "" {
+		p.Advantage = evaluator.GRPO
+	}
+	if _, err := evaluator.ParseMethod(string(p.Advantage)); err != nil {
+		return fmt.Errorf("plan: advantage: %w", err)
+	}
 	if p.RequestTimeout == 0 {
 		p.RequestTimeout = DefaultRequestTimeout
 	}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -122,7 +123,7 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 				return nil // not saved as a result: the resume runs it again
 			}
 			if _, err := r.Store.SaveAttempt(context.WithoutCancel(ctx), a); err != nil {
-				return fmt.Errorf("save attempt %s/%s#%d: %w", j.Arm.Name, j.Task.ID, j.Index, err)
+				return fmt.Errorf("%w%s", err, storageHint(err))
 			}
 			mu.Lock()
 			out.Ran++
@@ -274,4 +275,16 @@ func (r *Runner) logf(format string, args ...any) {
 	if r.Log != nil {
 		fmt.Fprintf(r.Log, format+"\n", args...)
 	}
+}
+
+// storageHint adds what a person should check to a failed write.
+func storageHint(err error) string {
+	msg := strings.ToLower(err.Error())
+	switch {
+	case strings.Contains(msg, "disk is full"):
+		return " (free some space, or move the database and its -wal file elsewhere)"
+	case strings.Contains(msg, "readonly"), strings.Contains(msg, "read-only"), strings.Contains(msg, "disk i/o error"):
+		return " (the database file or its folder cannot be written: is it read-only, immutable or on a failing disk?)"
+	}
+	return ""
 }

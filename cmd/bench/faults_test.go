@@ -1,0 +1,286 @@
+package main
+
+// Fault injection: real bench processes, driven through what goes wrong on
+// long runs. Each case checks that no attempt is lost or duplicated, none
+// is mis-scored, and bench ends with a clear message.
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ollama/ollama/api"
+
+	"github.com/benchhq/bench/internal/ollamatest"
+	"github.com/benchhq/bench/results"
+)
+
+// solveRecipeScript is a scripted model that fixes recipe-trailing-dot,
+// each reply held back by delay so that a run is slow enough to interrupt.
+func solveRecipeScript(t *testing.T, delay time.Duration) ollamatest.Script {
+	t.Helper()
+	fixed, err := os.ReadFile(filepath.Join(recipeTask, "solution", "recipe.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	turns := ollamatest.Turns(
+		ollamatest.Reply{Calls: []ollamatest.Call{{Name: "write_file", Args: map[string]any{"path": "recipe.py", "content": string(fixed)}}}},
+		ollamatest.Reply{Content: "Fixed."},
+	)
+	return func(req *api.ChatRequest) ollamatest.Reply {
+		r := turns(req)
+		if req.Options["seed"] != nil { // not the preflight
+			r.Delay = delay
+		}
+		return r
+	}
+}
+
+// proc is a bench process under test.
+type proc struct {
+	cmd            *exec.Cmd
+	stdout, stderr bytes.Buffer
+	done           chan error
+}
+
+func startBench(t *testing.T, args ...string) *proc {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs bench processes")
+	}
+	p := &proc{cmd: exec.Command(benchBinary(t), args...), done: make(chan error, 1)}
+	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
+	p.cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.done <- p.cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	})
+	return p
+}
+
+// wait waits for the process to end and returns its exit status.
+func (p *proc) wait(t *testing.T) int {
+	t.Helper()
+	select {
+	case <-p.done:
+		p.done <- nil // let the cleanup's receive through
+	case <-time.After(3 * time.Minute):
+		t.Fatalf("bench did not end\nstderr: %s", p.stderr.String())
+	}
+	return p.cmd.ProcessState.ExitCode()
+}
+
+// stored counts the rows of a query in the DB, 0 if it cannot be read yet.
+func stored(db, query string) int {
+	s, err := results.OpenReadOnly(context.Background(), db)
+	if err != nil {
+		return 0
+	}
+	defer s.Close()
+	var n int
+	if err := s.DB().QueryRow(query).Scan(&n); err != nil {
+		return 0
+	}
+	return n
+}
+
+func waitStored(t *testing.T, db string, n int, p *proc) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for stored(db, `SELECT count(*) FROM attempts`) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("fewer than %d attempts stored in time\nstderr: %s", n, p.stderr.String())
+		}
+		select {
+		case <-p.done:
+			p.done <- nil
+			t.Fatalf("bench ended early: %s", p.stderr.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// checkComplete asserts the run holds exactly the planned attempts, each
+// once, each finished with reward 1 (the scripted model always solves).
+func checkComplete(t *testing.T, db, run string, attempts int) {
+	t.Helper()
+	q := func(query string) int { return stored(db, strings.ReplaceAll(query, "RUN", run)) }
+	if got := q(`SELECT count(*) FROM attempts WHERE run_id='RUN'`); got != attempts {
+		t.Errorf("attempt rows: %d, want %d", got, attempts)
+	}
+	if got := q(`SELECT count(DISTINCT idx) FROM attempts WHERE run_id='RUN'`); got != attempts {
+		t.Errorf("distinct attempts: %d, want %d (lost or duplicated)", got, attempts)
+	}
+	if got := q(`SELECT count(*) FROM attempts WHERE run_id='RUN' AND status='finished' AND reward=1`); got != attempts {
+		t.Errorf("attempts scored 1: %d, want %d (mis-scored)", got, attempts)
+	}
+	if got := q(`SELECT count(*) FROM attempts a WHERE run_id='RUN' AND (SELECT count(*) FROM turns WHERE attempt_id=a.id) != 2`); got != 0 {
+		t.Errorf("attempts with a partial trajectory: %d", got)
+	}
+}
+
+func runArgs(srv *ollamatest.Server, db, name string, attempts int) []string {
+	return []string{"run", "--host", srv.URL, "--model", "fake", "--task", recipeTask,
+		"--attempts", fmt.Sprint(attempts), "-j", "2", "--db", db, "--name", name, "--no-progress"}
+}
+
+func TestFaultSIGKILLThenResume(t *testing.T) {
+	srv := ollamatest.New(solveRecipeScript(t, 150*time.Millisecond))
+	defer srv.Close()
+	db := filepath.Join(t.TempDir(), "bench.db")
+	p := startBench(t, runArgs(srv, db, "killed", 8)...)
+	waitStored(t, db, 2, p)
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	p.wait(t)
+	kept := stored(db, `SELECT count(*) FROM attempts`)
+
+	p = startBench(t, runArgs(srv, db, "killed", 8)...)
+	if code := p.wait(t); code != 0 {
+		t.Fatalf("resume exit %d: %s", code, p.stderr.String())
+	}
+	if !strings.Contains(p.stderr.String(), fmt.Sprintf("%d attempts were already stored", kept)) {
+		t.Errorf("resume did not keep the %d stored attempts: %s", kept, p.stderr.String())
+	}
+	checkComplete(t, db, "killed", 8)
+}
+
+func TestFaultSIGINTStopsCleanly(t *testing.T) {
+	srv := ollamatest.New(solveRecipeScript(t, 150*time.Millisecond))
+	defer srv.Close()
+	db := filepath.Join(t.TempDir(), "bench.db")
+	p := startBench(t, runArgs(srv, db, "interrupted", 8)...)
+	waitStored(t, db, 1, p)
+	_ = p.cmd.Process.Signal(syscall.SIGINT)
+	if code := p.wait(t); code != 1 {
+		t.Errorf("exit %d after SIGINT, want 1", code)
+	}
+	if !strings.Contains(p.stderr.String(), "bench run --resume interrupted") {
+		t.Errorf("stderr does not say how to resume:\n%s", p.stderr.String())
+	}
+	if got := stored(db, `SELECT count(*) FROM runs WHERE status='interrupted'`); got != 1 {
+		t.Errorf("run not marked interrupted")
+	}
+	p = startBench(t, "run", "--host", srv.URL, "--resume", "interrupted", "--db", db, "--no-progress")
+	if code := p.wait(t); code != 0 {
+		t.Fatalf("resume exit %d: %s", code, p.stderr.String())
+	}
+	checkComplete(t, db, "interrupted", 8)
+}
+
+func TestFaultTwoProcessesOneDB(t *testing.T) {
+	srv := ollamatest.New(solveRecipeScript(t, 20*time.Millisecond))
+	defer srv.Close()
+	db := filepath.Join(t.TempDir(), "bench.db")
+	a := startBench(t, runArgs(srv, db, "first", 6)...)
+	b := startBench(t, runArgs(srv, db, "second", 6)...)
+	for _, p := range []*proc{a, b} {
+		if code := p.wait(t); code != 0 {
+			t.Fatalf("exit %d: %s", code, p.stderr.String())
+		}
+	}
+	checkComplete(t, db, "first", 6)
+	checkComplete(t, db, "second", 6)
+}
+
+// mountTmpfs mounts a small tmpfs for the disk faults; it needs root.
+func mountTmpfs(t *testing.T, size string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
+		if os.Getenv("BENCH_REQUIRE_FAULTS") == "1" {
+			t.Fatalf("mount tmpfs: %v %s", err, out)
+		}
+		t.Skipf("cannot mount a tmpfs here (needs root): %v %s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("umount", "-l", dir).Run() })
+	return dir
+}
+
+// chattr sets or clears the immutable attribute of files: the one way to
+// make a file read-only for root, whom permission bits do not stop.
+func chattr(t *testing.T, flag string, files ...string) {
+	t.Helper()
+	out, err := exec.Command("chattr", append([]string{flag}, files...)...).CombinedOutput()
+	if err != nil {
+		if os.Getenv("BENCH_REQUIRE_FAULTS") == "1" {
+			t.Fatalf("chattr %s: %v %s", flag, err, out)
+		}
+		t.Skipf("cannot make files immutable here (needs root and a file system with attributes): %v %s", err, out)
+	}
+}
+
+func TestFaultDBBecomesReadOnly(t *testing.T) {
+	srv := ollamatest.New(solveRecipeScript(t, 150*time.Millisecond))
+	defer srv.Close()
+	db := filepath.Join(t.TempDir(), "bench.db")
+	p := startBench(t, runArgs(srv, db, "ro", 8)...)
+	waitStored(t, db, 2, p)
+	files := []string{db, db + "-wal"}
+	chattr(t, "+i", files...)
+	t.Cleanup(func() { _ = exec.Command("chattr", append([]string{"-i"}, files...)...).Run() })
+	code := p.wait(t)
+	t.Logf("bench said:\n%s", p.stderr.String())
+	if code != 1 {
+		t.Errorf("exit %d with a read-only DB, want 1", code)
+	}
+	for _, want := range []string{"save attempt", "bench run --resume ro"} {
+		if !strings.Contains(p.stderr.String(), want) {
+			t.Errorf("stderr does not say %q:\n%s", want, p.stderr.String())
+		}
+	}
+	chattr(t, "-i", files...)
+	p = startBench(t, runArgs(srv, db, "ro", 8)...)
+	if code := p.wait(t); code != 0 {
+		t.Fatalf("resume exit %d: %s", code, p.stderr.String())
+	}
+	checkComplete(t, db, "ro", 8)
+}
+
+func TestFaultDiskFull(t *testing.T) {
+	dir := mountTmpfs(t, "400k")
+	srv := ollamatest.New(solveRecipeScript(t, 0))
+	defer srv.Close()
+	db := filepath.Join(dir, "bench.db")
+	p := startBench(t, runArgs(srv, db, "full", 60)...)
+	code := p.wait(t)
+	t.Logf("bench said:\n%s", p.stderr.String())
+	if code != 1 {
+		t.Fatalf("exit %d on a full disk, want 1\nstderr: %s", code, p.stderr.String())
+	}
+	if !strings.Contains(p.stderr.String(), "full") || !strings.Contains(p.stderr.String(), "--resume full") {
+		t.Errorf("stderr does not name the full disk and the way to resume:\n%s", p.stderr.String())
+	}
+	// Move the database to a disk with room, as a person would, and resume.
+	big := t.TempDir()
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if b, err := os.ReadFile(db + suffix); err == nil {
+			if err := os.WriteFile(filepath.Join(big, "bench.db"+suffix), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	moved := filepath.Join(big, "bench.db")
+	if ok := stored(moved, `SELECT count(*) FROM pragma_integrity_check WHERE integrity_check='ok'`); ok != 1 {
+		t.Fatalf("database damaged by the full disk")
+	}
+	kept := stored(moved, `SELECT count(*) FROM attempts`)
+	if kept == 0 || kept >= 60 {
+		t.Fatalf("%d attempts stored before the disk filled: the disk was not full mid-run", kept)
+	}
+	p = startBench(t, runArgs(srv, moved, "full", 60)...)
+	if code := p.wait(t); code != 0 {
+		t.Fatalf("resume exit %d: %s", code, p.stderr.String())
+	}
+	checkComplete(t, moved, "full", 60)
+}
