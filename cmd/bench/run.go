@@ -71,9 +71,25 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	// message followed by the whole usage.
 	fs.Usage = func() {}
 	fs.SetOutput(io.Discard)
+	// Flags may come after positional arguments (bench report RUN --format
+	// json): parse, keep one positional, parse the rest again.
+	var positional []string
 	err := fs.Parse(args)
+	for err == nil && fs.NArg() > 0 {
+		rest := fs.Args()
+		if rest[0] == "--" {
+			positional = append(positional, rest[1:]...)
+			break
+		}
+		positional = append(positional, rest[0])
+		err = fs.Parse(rest[1:])
+	}
 	fs.Usage = usage
 	fs.SetOutput(out)
+	if err == nil {
+		// Leave the positionals where fs.Args() reads them.
+		err = fs.Parse(append([]string{"--"}, positional...))
+	}
 	if errors.Is(err, flag.ErrHelp) {
 		fs.Usage()
 		return errHelp
@@ -214,15 +230,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		fmt.Fprintf(stderr, "\ninterrupted: %d attempts stored this time. Continue with:\n  bench run --resume %s --db %s\n", out.Ran, runID, dbPath)
 		return errSilent
 	}
-	rows, err := store.Summary(ctx, runID)
-	if err != nil {
-		return fmt.Errorf("summarise run %s: %w", runID, err)
-	}
-	run, err := store.GetRun(ctx, runID)
-	if err != nil {
-		return fmt.Errorf("summarise run %s: %w", runID, err)
-	}
-	if err := results.WriteSummary(stdout, run, rows); err != nil {
+	if err := writeRunReport(ctx, store, runID, stdout); err != nil {
 		return err
 	}
 	if out.Skipped > 0 {

@@ -1,0 +1,209 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/benchhq/bench/evaluator"
+	"github.com/benchhq/bench/results"
+)
+
+const exportUsage = `Usage: bench export [flags]
+
+Writes the finished attempts of a run (default: the latest) as JSONL, one
+attempt per line: the messages exactly as sent to the model and the tools
+offered (the chat "messages" + "tools" shape that TRL and verifiers read),
+with the reward, the group-relative advantage, the group id, the run, arm
+and task ids, token counts, model and options. Attempts ended by an
+infrastructure failure are never exported. See docs/export.md.
+
+Flags:
+`
+
+// listFlag is a flag that may be repeated and holds comma-separated values.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+
+func (l *listFlag) Set(s string) error {
+	for _, v := range strings.Split(s, ",") {
+		v = strings.TrimSpace(v)
+		if v == "" {
+			return errors.New("empty name")
+		}
+		if !slices.Contains(*l, v) {
+			*l = append(*l, v)
+		}
+	}
+	return nil
+}
+
+// floatFlag is a float flag that knows whether it was set.
+type floatFlag struct{ v *float64 }
+
+func (f *floatFlag) String() string {
+	if f.v == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*f.v, 'g', -1, 64)
+}
+
+func (f *floatFlag) Set(s string) error {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return errors.New("want a number")
+	}
+	f.v = &v
+	return nil
+}
+
+func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("export", stderr, exportUsage)
+	db := fs.String("db", "bench.db", "SQLite file of results")
+	var runs, arms listFlag
+	var minReward, maxReward floatFlag
+	fs.Var(&runs, "run", "run `ID` to export (repeatable or comma-separated; default the latest run)")
+	fs.Var(&arms, "arm", "export only this `ARM` (repeatable or comma-separated; default every arm)")
+	onlySignal := fs.Bool("only-signal", false, "only groups whose rewards differ (zero-variance groups have advantage 0)")
+	fs.Var(&minReward, "min-reward", "only attempts with reward >= `R`")
+	fs.Var(&maxReward, "max-reward", "only attempts with reward <= `R`")
+	sft := fs.Bool("sft", false, "supervised fine-tuning data: only attempts with reward 1")
+	method := fs.String("method", "", "recompute advantages with this method: grpo, grpo-batch, drgrpo, rloo (default: as stored)")
+	out := fs.String("out", "", "write to `FILE` (replaced whole, only on success) instead of standard output")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("export: unexpected argument %q (name runs with --run)", fs.Arg(0))
+	}
+	opts := results.ExportOptions{Runs: runs, Arms: arms, OnlySignal: *onlySignal, SFT: *sft,
+		MinReward: minReward.v, MaxReward: maxReward.v}
+	if *method != "" {
+		m, err := evaluator.ParseMethod(*method)
+		if err != nil {
+			return usagef("export: --method: %v", err)
+		}
+		opts.Method = m
+	}
+	if opts.MinReward != nil && opts.MaxReward != nil && *opts.MinReward > *opts.MaxReward {
+		return usagef("export: --min-reward %v is above --max-reward %v", *opts.MinReward, *opts.MaxReward)
+	}
+	store, err := openResults(ctx, "export", *db)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	if err := checkExportNames(ctx, store, *db, opts); err != nil {
+		return err
+	}
+
+	var stats results.ExportStats
+	write := func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 1<<16)
+		var err error
+		if stats, err = store.Export(ctx, bw, opts); err != nil {
+			return err
+		}
+		return bw.Flush()
+	}
+	dest := "standard output"
+	if *out == "" {
+		err = write(stdout)
+	} else {
+		dest = *out
+		err = writeFileAtomic(*out, write)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "exported %d attempts from %d groups of run %s to %s", stats.Lines, stats.Groups,
+		strings.Join(stats.Runs, ", "), dest)
+	if len(stats.Methods) > 0 {
+		fmt.Fprintf(stderr, " (advantages: %s)", strings.Join(stats.Methods, ", "))
+	}
+	fmt.Fprintln(stderr)
+	if len(stats.Computed) > 0 && opts.Method == "" {
+		fmt.Fprintf(stderr, "advantages computed now for run %s: the store holds none or only some (run not finished)\n",
+			strings.Join(stats.Computed, ", "))
+	}
+	if stats.Unscored > 0 {
+		fmt.Fprintf(stderr, "%d attempts that did not finish (infrastructure errors, interruptions) were left out\n", stats.Unscored)
+	}
+	if stats.Lines == 0 {
+		fmt.Fprintln(stderr, "warning: no attempt matched")
+	}
+	return nil
+}
+
+// checkExportNames turns an unknown run or arm into a usage error naming
+// the flag.
+func checkExportNames(ctx context.Context, store *results.Store, db string, opts results.ExportOptions) error {
+	var known []string
+	for _, id := range opts.Runs {
+		run, err := store.GetRun(ctx, id)
+		if errors.Is(err, results.ErrNoRun) {
+			return usagef("export: --run %s: no such run in %s", id, db)
+		}
+		if err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+		known = appendArms(known, run)
+	}
+	if len(opts.Runs) == 0 {
+		run, err := store.LatestRun(ctx)
+		if err != nil {
+			return fmt.Errorf("export: %w", err)
+		}
+		known = appendArms(known, run)
+	}
+	for _, arm := range opts.Arms {
+		if !slices.Contains(known, arm) {
+			return usagef("export: --arm %s: no such arm in the run (arms: %s)", arm, strings.Join(known, ", "))
+		}
+	}
+	return nil
+}
+
+// appendArms appends the run's arm names that names lacks.
+func appendArms(names []string, run *results.Run) []string {
+	for _, a := range run.Arms {
+		if !slices.Contains(names, a.Name) {
+			names = append(names, a.Name)
+		}
+	}
+	return names
+}
+
+// writeFileAtomic writes path through a temporary file in the same
+// folder, renamed over path only when write succeeded: a failed export
+// never leaves a half-written file.
+func writeFileAtomic(path string, write func(io.Writer) error) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("export: --out %s: %w", path, err)
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // after a successful rename there is nothing left to remove
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("export: write %s: %w", path, err)
+	}
+	if err := os.Chmod(tmp, 0o644); err != nil {
+		return fmt.Errorf("export: write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("export: write %s: %w", path, err)
+	}
+	return nil
+}

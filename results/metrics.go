@@ -1,0 +1,360 @@
+package results
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/benchhq/bench/evaluator"
+)
+
+// AttemptMetrics is what the metrics of a report need from one attempt:
+// its identity, outcome and costs, without its conversation.
+type AttemptMetrics struct {
+	// ID is the attempt's row id.
+	ID  int64
+	Key AttemptKey
+	// Status says how the attempt ended; only finished attempts are scored.
+	Status AttemptStatus
+	// StopReason is why the agent loop ended (attempts.stop_reason).
+	StopReason string
+	// Reward is 0 or 1 for a finished attempt, nil otherwise.
+	Reward *int
+	// Advantage and AdvantageMethod are the stored advantage and the
+	// method that computed it; nil and "" until computed.
+	Advantage       *float64
+	AdvantageMethod string
+	// Turns, ToolCalls, PromptTokens and CompletionTokens are the
+	// attempt's totals (tokens summed over its turns).
+	Turns            int
+	ToolCalls        int
+	PromptTokens     int
+	CompletionTokens int
+	// Wall is the agent loop's wall time.
+	Wall time.Duration
+	// Denials counts the attempt's tool calls the policy denied
+	// (tool_calls.decision = 'deny').
+	Denials int
+	// TruncatedTurns counts the attempt's turns whose prompt was probably
+	// cut at num_ctx (turns.truncated = 1).
+	TruncatedTurns int
+}
+
+// Finished reports whether the attempt finished and has a reward.
+func (a AttemptMetrics) Finished() bool { return a.Status == StatusFinished && a.Reward != nil }
+
+// Passed reports whether the attempt finished with reward 1.
+func (a AttemptMetrics) Passed() bool { return a.Finished() && *a.Reward == 1 }
+
+// AttemptMetrics returns every attempt of a run with the data its metrics
+// need, in the run's arm order, then task order, then attempt index.
+func (s *Store) AttemptMetrics(ctx context.Context, runID string) ([]AttemptMetrics, error) {
+	var rows []struct {
+		ID         int64           `db:"id"`
+		Arm        string          `db:"arm"`
+		Task       string          `db:"task_id"`
+		Index      int             `db:"idx"`
+		Status     string          `db:"status"`
+		StopReason string          `db:"stop_reason"`
+		Reward     sql.NullInt64   `db:"reward"`
+		Advantage  sql.NullFloat64 `db:"advantage"`
+		Method     sql.NullString  `db:"advantage_method"`
+		Turns      int             `db:"turns"`
+		ToolCalls  int             `db:"tool_calls"`
+		Prompt     int             `db:"prompt_tokens"`
+		Completion int             `db:"completion_tokens"`
+		WallMS     float64         `db:"wall_ms"`
+		Denials    int             `db:"denials"`
+		Truncated  int             `db:"truncated"`
+	}
+	err := s.db.SelectContext(ctx, &rows, `SELECT a.id, a.arm, a.task_id, a.idx, a.status, a.stop_reason,
+			a.reward, a.advantage, a.advantage_method, a.turns, a.tool_calls,
+			a.prompt_tokens, a.completion_tokens, a.wall_ms,
+			(SELECT count(*) FROM tool_calls c WHERE c.attempt_id = a.id AND c.decision = 'deny') AS denials,
+			(SELECT count(*) FROM turns u WHERE u.attempt_id = a.id AND u.truncated = 1) AS truncated
+		FROM attempts a
+		JOIN arms ar ON ar.run_id = a.run_id AND ar.name = a.arm
+		JOIN tasks t ON t.run_id = a.run_id AND t.id = a.task_id
+		WHERE a.run_id = ?
+		ORDER BY ar.idx, t.idx, a.idx`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("attempt metrics of run %q in %s: %w", runID, s.path, err)
+	}
+	out := make([]AttemptMetrics, len(rows))
+	for i, r := range rows {
+		m := AttemptMetrics{
+			ID: r.ID, Key: AttemptKey{Arm: r.Arm, Task: r.Task, Index: r.Index},
+			Status: AttemptStatus(r.Status), StopReason: r.StopReason,
+			AdvantageMethod: r.Method.String,
+			Turns:           r.Turns, ToolCalls: r.ToolCalls,
+			PromptTokens: r.Prompt, CompletionTokens: r.Completion,
+			Wall:    time.Duration(r.WallMS * float64(time.Millisecond)),
+			Denials: r.Denials, TruncatedTurns: r.Truncated,
+		}
+		if r.Reward.Valid {
+			v := int(r.Reward.Int64)
+			m.Reward = &v
+		}
+		if r.Advantage.Valid {
+			v := r.Advantage.Float64
+			m.Advantage = &v
+		}
+		out[i] = m
+	}
+	return out, nil
+}
+
+// Dist describes a sample of per-attempt values: its size, mean, extremes
+// and percentiles (linear interpolation, as numpy.percentile). An empty
+// sample is all zeros.
+type Dist struct {
+	N    int     `json:"n"`
+	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P99  float64 `json:"p99"`
+	Min  float64 `json:"min"`
+	Max  float64 `json:"max"`
+}
+
+func distOf(xs []float64) Dist {
+	s := evaluator.Summarize(xs)
+	return Dist{N: s.N, Mean: s.Mean, P50: s.P50, P90: s.P90, P99: s.P99, Min: s.Min, Max: s.Max}
+}
+
+// AtK holds the unbiased pass@k and pass^k estimates for one k.
+type AtK struct {
+	// K is the number of attempts drawn.
+	K int `json:"k"`
+	// PassAtK is the probability that at least one of k attempts passes
+	// (Chen et al., 2021), averaged over Groups; nil when no group has k
+	// finished attempts.
+	PassAtK *float64 `json:"pass_at_k"`
+	// PassHatK is the probability that all k attempts pass (τ-bench's
+	// pass^k), averaged like PassAtK.
+	PassHatK *float64 `json:"pass_hat_k"`
+	// Groups is how many groups (tasks under an arm) the averages are
+	// over: those with at least k finished attempts.
+	Groups int `json:"groups"`
+	// Partial is true when some group with finished attempts had fewer
+	// than k and was left out of the averages.
+	Partial bool `json:"partial"`
+}
+
+// Metrics are the metrics of a set of attempts: one task under one arm
+// (a group), one arm over every task, or a whole run.
+//
+// Only finished attempts are scored and measured: an attempt ended by an
+// infrastructure failure or an interruption is counted in InfraErrors or
+// Canceled and nowhere else.
+type Metrics struct {
+	// Arm and Task name what the metrics cover; "" for an aggregate
+	// (Task is "" for an arm, both are "" for the whole run).
+	Arm  string `json:"arm"`
+	Task string `json:"task"`
+	// Attempts counts the stored attempts, whatever their status.
+	Attempts int `json:"attempts"`
+	// Finished, InfraErrors and Canceled count attempts by status.
+	Finished    int `json:"finished"`
+	InfraErrors int `json:"infra_errors"`
+	Canceled    int `json:"canceled"`
+	// Passes counts finished attempts with reward 1.
+	Passes int `json:"passes"`
+	// PassRate is Passes / Finished, pooled over the attempts; nil when
+	// nothing finished.
+	PassRate *float64 `json:"pass_rate"`
+	// PassRateCI95 is the 95% Wilson score interval of PassRate, [lo, hi];
+	// nil when nothing finished.
+	PassRateCI95 []float64 `json:"pass_rate_ci95"`
+	// AtK holds pass@k and pass^k for each k of the report, averaged over
+	// groups (each task weighing the same).
+	AtK []AtK `json:"at_k"`
+	// Turns, PromptTokens, CompletionTokens, ToolCalls and WallMS describe
+	// the finished attempts: model turns, tokens summed over the turns,
+	// tool calls, and the agent loop's wall time in milliseconds.
+	Turns            Dist `json:"turns"`
+	PromptTokens     Dist `json:"prompt_tokens"`
+	CompletionTokens Dist `json:"completion_tokens"`
+	ToolCalls        Dist `json:"tool_calls"`
+	WallMS           Dist `json:"wall_ms"`
+	// Denials counts the finished attempts' tool calls denied by the
+	// policy; DenialsPerAttempt is Denials / Finished (nil when nothing finished).
+	Denials           int      `json:"denials"`
+	DenialsPerAttempt *float64 `json:"denials_per_attempt"`
+	// TruncatedTurns counts the finished attempts' turns whose prompt was
+	// probably cut at num_ctx.
+	TruncatedTurns int `json:"truncated_turns"`
+	// Groups counts the groups with at least one finished attempt, and
+	// ZeroVarianceGroups those whose rewards are all equal (all pass, all
+	// fail, or one attempt): their advantages are 0. ZeroVarianceShare is
+	// their share, nil when Groups is 0.
+	Groups             int      `json:"groups"`
+	ZeroVarianceGroups int      `json:"zero_variance_groups"`
+	ZeroVarianceShare  *float64 `json:"zero_variance_share"`
+}
+
+// DefaultKs returns the k values a report shows for G attempts per task:
+// 1, the powers of two below G, and G.
+func DefaultKs(g int) []int {
+	ks := []int{1}
+	for k := 2; k < g; k *= 2 {
+		ks = append(ks, k)
+	}
+	if g > 1 {
+		ks = append(ks, g)
+	}
+	return ks
+}
+
+// group is the attempts of one task under one arm.
+type group struct {
+	arm, task string
+	attempts  []AttemptMetrics
+}
+
+// counts returns the finished attempts and the passes among them.
+func (g *group) counts() (n, c int) {
+	for _, a := range g.attempts {
+		if a.Finished() {
+			n++
+			if a.Passed() {
+				c++
+			}
+		}
+	}
+	return n, c
+}
+
+// rewards returns the finished attempts' rewards, in index order.
+func (g *group) rewards() []float64 {
+	var rs []float64
+	for _, a := range g.attempts {
+		if a.Finished() {
+			rs = append(rs, float64(*a.Reward))
+		}
+	}
+	return rs
+}
+
+// zeroVariance reports whether the group's rewards are all equal; a group
+// with no finished attempt has no rewards and is not a group of the batch.
+func (g *group) zeroVariance() bool {
+	return evaluator.ZeroVarianceShare([][]float64{g.rewards()}) == 1
+}
+
+// metricsOf computes the metrics of a set of groups, labelled arm and task.
+func metricsOf(arm, task string, groups []*group, ks []int) (Metrics, error) {
+	m := Metrics{Arm: arm, Task: task}
+	var turns, prompt, compl, calls, wall []float64
+	for _, g := range groups {
+		for _, a := range g.attempts {
+			m.Attempts++
+			switch {
+			case a.Status == StatusInfraError:
+				m.InfraErrors++
+				continue
+			case a.Status == StatusCanceled:
+				m.Canceled++
+				continue
+			case !a.Finished():
+				continue
+			}
+			m.Finished++
+			if a.Passed() {
+				m.Passes++
+			}
+			turns = append(turns, float64(a.Turns))
+			prompt = append(prompt, float64(a.PromptTokens))
+			compl = append(compl, float64(a.CompletionTokens))
+			calls = append(calls, float64(a.ToolCalls))
+			wall = append(wall, float64(a.Wall)/float64(time.Millisecond))
+			m.Denials += a.Denials
+			m.TruncatedTurns += a.TruncatedTurns
+		}
+		if n, _ := g.counts(); n > 0 {
+			m.Groups++
+			if g.zeroVariance() {
+				m.ZeroVarianceGroups++
+			}
+		}
+	}
+	m.Turns, m.PromptTokens, m.CompletionTokens = distOf(turns), distOf(prompt), distOf(compl)
+	m.ToolCalls, m.WallMS = distOf(calls), distOf(wall)
+	if m.Finished > 0 {
+		m.PassRate = ptr(float64(m.Passes) / float64(m.Finished))
+		lo, hi := evaluator.Wilson(m.Passes, m.Finished, evaluator.Z95)
+		m.PassRateCI95 = []float64{lo, hi}
+		m.DenialsPerAttempt = ptr(float64(m.Denials) / float64(m.Finished))
+	}
+	if m.Groups > 0 {
+		m.ZeroVarianceShare = ptr(float64(m.ZeroVarianceGroups) / float64(m.Groups))
+	}
+	for _, k := range ks {
+		at, err := atK(groups, k)
+		if err != nil {
+			return Metrics{}, err
+		}
+		m.AtK = append(m.AtK, at)
+	}
+	return m, nil
+}
+
+// atK averages pass@k and pass^k over the groups with at least k
+// finished attempts.
+func atK(groups []*group, k int) (AtK, error) {
+	at := AtK{K: k}
+	var counts []evaluator.TaskCount
+	for _, g := range groups {
+		n, c := g.counts()
+		switch {
+		case n >= k:
+			counts = append(counts, evaluator.TaskCount{N: n, C: c})
+		case n > 0:
+			at.Partial = true
+		}
+	}
+	at.Groups = len(counts)
+	if len(counts) == 0 {
+		return at, nil
+	}
+	pa, err := evaluator.MeanPassAtK(counts, k)
+	if err != nil {
+		return AtK{}, err
+	}
+	ph, err := evaluator.MeanPassHatK(counts, k)
+	if err != nil {
+		return AtK{}, err
+	}
+	at.PassAtK, at.PassHatK = ptr(pa), ptr(ph)
+	return at, nil
+}
+
+// groupAttempts splits a run's attempts into its groups, one per arm and
+// task in the run's order, including groups with no attempt yet.
+// Attempts of an arm or task the run does not list are an error.
+func groupAttempts(run *Run, attempts []AttemptMetrics) ([]*group, error) {
+	index := map[[2]string]*group{}
+	var groups []*group
+	for _, arm := range run.Arms {
+		for _, t := range run.Tasks {
+			g := &group{arm: arm.Name, task: t.ID}
+			index[[2]string{arm.Name, t.ID}] = g
+			groups = append(groups, g)
+		}
+	}
+	for _, a := range attempts {
+		g, ok := index[[2]string{a.Key.Arm, a.Key.Task}]
+		if !ok {
+			return nil, fmt.Errorf("attempt %d (%s): its arm or task is not in run %q", a.ID, a.Key, run.ID)
+		}
+		g.attempts = append(g.attempts, a)
+	}
+	for _, g := range groups {
+		slices.SortFunc(g.attempts, func(x, y AttemptMetrics) int { return x.Key.Index - y.Key.Index })
+	}
+	return groups, nil
+}
+
+func ptr[T any](v T) *T { return &v }
