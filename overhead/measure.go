@@ -1,0 +1,390 @@
+// Package overhead measures what tools cost in prompt tokens: how many
+// tokens each tool, and each tool set (the built-ins, one MCP server), adds
+// to every request the agent sends, and what share of num_ctx that is.
+//
+// A measurement is a handful of minimal chat requests (a fixed one-word
+// user message, temperature 0, num_predict 1) that differ only in the tools
+// they offer; Ollama's prompt_eval_count of each, minus that of the
+// request with no tools, is the overhead. Reports render as a table, as
+// bars in a terminal and as an SVG chart.
+//
+// The package also spots turns whose prompt Ollama truncated at num_ctx
+// (DetectTruncation), which it does silently.
+package overhead
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"strings"
+	"time"
+
+	"github.com/ollama/ollama/api"
+
+	"github.com/benchhq/bench/agent"
+)
+
+// Probe is the user message of every measuring request: one fixed word, so
+// that the prompt is the tools and the template around them.
+const Probe = "Hello"
+
+// BuiltinSet is the conventional name of the tool set of built-in tools.
+const BuiltinSet = "builtin"
+
+// ToolSet is a group of tools measured together and reported as one line:
+// the built-in tools, or the tools of one MCP server.
+type ToolSet struct {
+	// Name identifies the set in reports: BuiltinSet, or a server's name.
+	Name string
+	// Tools are offered in this order, as the runner offers them.
+	Tools []agent.Tool
+}
+
+// Count is one measured prompt: Ollama's prompt_eval_count of a request.
+type Count struct {
+	// PromptTokens is the prompt's length in tokens.
+	PromptTokens int
+	// Truncated is true when PromptTokens reached num_ctx: Ollama cut the
+	// prompt silently and the true length is unknown (at least num_ctx).
+	Truncated bool
+}
+
+// ToolCost is what one tool costs offered alone.
+type ToolCost struct {
+	// Name is the tool's name as the model sees it.
+	Name string
+	// Count is the prompt of a request offering this tool alone.
+	Count
+	// Tokens is the overhead: Count.PromptTokens minus the baseline. A
+	// lower bound when Truncated.
+	Tokens int
+}
+
+// SetCost is what one tool set costs, offered alone, with its tools.
+type SetCost struct {
+	// Name is the set's name.
+	Name string
+	// Count is the prompt of a request offering this set's tools alone.
+	Count
+	// Tokens is the set's overhead: Count.PromptTokens minus the baseline.
+	Tokens int
+	// Tools are the set's tools, each measured alone, in offered order.
+	Tools []ToolCost
+}
+
+// SumOfTools is the sum of the set's tools' overheads, each measured alone.
+func (s *SetCost) SumOfTools() int {
+	n := 0
+	for _, t := range s.Tools {
+		n += t.Tokens
+	}
+	return n
+}
+
+// Framing is Tokens minus SumOfTools: what offering the tools together
+// costs beyond (or, usually, below) offering them one by one. A template
+// writes a header around its tool block once per request; each tool
+// measured alone pays it again, so with n tools Framing is about
+// -(n-1) × the header.
+func (s *SetCost) Framing() int { return s.Tokens - s.SumOfTools() }
+
+// Report is the measured overhead of a group of tool sets (an arm's tools).
+type Report struct {
+	// Arm is a free label shown in titles (the arm's name); Measure leaves
+	// it empty.
+	Arm string
+	// Model is the model measured and NumCtx the num_ctx sent.
+	Model  string
+	NumCtx int
+	// MeasuredAt is when the measurement started.
+	MeasuredAt time.Time
+	// Baseline is the prompt of the request with no tools.
+	Baseline Count
+	// All is the prompt of the request offering every set's tools.
+	All Count
+	// Sets are the tool sets in the order given, each with its tools.
+	Sets []SetCost
+	// Requests is the number of chat requests sent (identical
+	// configurations are measured once).
+	Requests int
+}
+
+// Total is the overhead of every tool together: All minus Baseline. This
+// is what each request of an attempt pays for the tools.
+func (r *Report) Total() int { return r.All.PromptTokens - r.Baseline.PromptTokens }
+
+// ToolCount is the number of tools over all sets.
+func (r *Report) ToolCount() int {
+	n := 0
+	for _, s := range r.Sets {
+		n += len(s.Tools)
+	}
+	return n
+}
+
+// SumOfTools is the sum of every tool's overhead, each measured alone.
+func (r *Report) SumOfTools() int {
+	n := 0
+	for i := range r.Sets {
+		n += r.Sets[i].SumOfTools()
+	}
+	return n
+}
+
+// Framing is Total minus SumOfTools (see SetCost.Framing).
+func (r *Report) Framing() int { return r.Total() - r.SumOfTools() }
+
+// SharedFraming estimates the tokens a template adds once per request as
+// soon as any tool is offered (the tool block's header): if each tool alone
+// costs header + its own tokens and all together cost header + the sum,
+// the header is -Framing / (tools - 1). It needs two tools or more, and no
+// truncated measurement; ok is false otherwise.
+func (r *Report) SharedFraming() (tokens float64, ok bool) {
+	n := r.ToolCount()
+	if n < 2 || r.Truncated() {
+		return 0, false
+	}
+	return -float64(r.Framing()) / float64(n-1), true
+}
+
+// Share is tokens as a fraction of num_ctx (0 when num_ctx is unknown).
+func (r *Report) Share(tokens int) float64 {
+	if r.NumCtx <= 0 {
+		return 0
+	}
+	return float64(tokens) / float64(r.NumCtx)
+}
+
+// Truncated reports whether any measurement reached num_ctx.
+func (r *Report) Truncated() bool {
+	if r.Baseline.Truncated || r.All.Truncated {
+		return true
+	}
+	for _, s := range r.Sets {
+		if s.Truncated {
+			return true
+		}
+		for _, t := range s.Tools {
+			if t.Truncated {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Warnings says, one sentence each, what the operator should know: a
+// truncated measurement (and the num_ctx to try instead), or tools that
+// leave little of num_ctx for the task.
+func (r *Report) Warnings() []string {
+	var out []string
+	if r.Truncated() {
+		var what []string
+		need := r.Baseline.PromptTokens
+		if r.Baseline.Truncated {
+			what = append(what, "the prompt with no tools")
+		}
+		if r.All.Truncated {
+			what = append(what, "the prompt with all tools")
+			need = max(need, r.Baseline.PromptTokens+r.SumOfTools())
+		}
+		for _, s := range r.Sets {
+			if s.Truncated && len(r.Sets) > 1 {
+				what = append(what, "tool set "+s.Name)
+				need = max(need, r.Baseline.PromptTokens+s.SumOfTools())
+			}
+			for _, t := range s.Tools {
+				if t.Truncated {
+					what = append(what, "tool "+t.Name)
+				}
+			}
+		}
+		out = append(out, fmt.Sprintf("measurement truncated: %s reached num_ctx %d, so Ollama cut the prompt silently and the numbers marked ≥ are lower bounds; measure again with a larger num_ctx (--num-ctx %d or more)",
+			listOf(what, 4), r.NumCtx, suggestNumCtx(r.NumCtx, need)))
+	} else if share := r.Share(r.All.PromptTokens); share >= 0.5 {
+		out = append(out, fmt.Sprintf("the tools and the template alone take %.0f%% of num_ctx %d before the task starts: the conversation has %d tokens left; consider a larger num_ctx or fewer tools",
+			100*share, r.NumCtx, r.NumCtx-r.All.PromptTokens))
+	}
+	return out
+}
+
+// suggestNumCtx proposes a num_ctx for a new measurement: at least double,
+// and at least a quarter above what the prompt is estimated to need, in
+// steps of 1024.
+func suggestNumCtx(numCtx, need int) int {
+	n := max(2*numCtx, need+need/4)
+	return (n + 1023) / 1024 * 1024
+}
+
+func listOf(items []string, most int) string {
+	if len(items) <= most {
+		return strings.Join(items, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(items[:most], ", "), len(items)-most)
+}
+
+// Measure sends one minimal chat request per configuration (no tools;
+// every set together; each set alone; each tool alone) and reports the
+// prompt tokens each tool and set adds, by difference with the request
+// with no tools. options are the run's Ollama options: num_ctx is required
+// (a measurement without it would be cut at Ollama's small default);
+// temperature and num_predict are overridden with 0 and 1. A tool set
+// whose tools cannot be converted, or two tools of one name, are errors,
+// as they would stop a run. Model errors say what to do about them
+// (agent.ModelError.Hint).
+func Measure(ctx context.Context, model agent.Model, modelName string, options map[string]any, sets []ToolSet) (*Report, error) {
+	numCtx, err := NumCtx(options)
+	if err != nil {
+		return nil, fmt.Errorf("measure tool overhead: %w", err)
+	}
+	if numCtx <= 0 {
+		return nil, errors.New("measure tool overhead: options: num_ctx: missing, expected the context window the run uses (e.g. 8192)")
+	}
+	defs, err := definitions(sets)
+	if err != nil {
+		return nil, fmt.Errorf("measure tool overhead: %w", err)
+	}
+	p := &prober{model: model, modelName: modelName, numCtx: numCtx, counts: map[string]Count{}}
+	p.options = maps.Clone(options)
+	p.options["temperature"] = 0
+	p.options["num_predict"] = 1
+
+	r := &Report{Model: modelName, NumCtx: numCtx, MeasuredAt: time.Now().UTC()}
+	// The baseline first, then everything: a missing model or one without
+	// tool support fails at once, with a clear message.
+	if r.Baseline, err = p.count(ctx, "with no tools", nil); err != nil {
+		return nil, err
+	}
+	var all []api.Tool
+	for _, d := range defs {
+		all = append(all, d...)
+	}
+	if r.All, err = p.count(ctx, "with all tools", all); err != nil {
+		return nil, err
+	}
+	base := r.Baseline.PromptTokens
+	for i, s := range sets {
+		sc := SetCost{Name: s.Name}
+		if sc.Count, err = p.count(ctx, "with tool set "+s.Name, defs[i]); err != nil {
+			return nil, err
+		}
+		sc.Tokens = sc.PromptTokens - base
+		for _, d := range defs[i] {
+			c, err := p.count(ctx, "with tool "+d.Function.Name, []api.Tool{d})
+			if err != nil {
+				return nil, err
+			}
+			sc.Tools = append(sc.Tools, ToolCost{Name: d.Function.Name, Count: c, Tokens: c.PromptTokens - base})
+		}
+		r.Sets = append(r.Sets, sc)
+	}
+	r.Requests = p.requests
+	return r, nil
+}
+
+// definitions converts every set's tools as the agent loop would, refusing
+// what a run would refuse.
+func definitions(sets []ToolSet) ([][]api.Tool, error) {
+	setNames := map[string]bool{}
+	owner := map[string]string{}
+	out := make([][]api.Tool, len(sets))
+	for i, s := range sets {
+		if s.Name == "" {
+			return nil, fmt.Errorf("tool set %d: empty name", i)
+		}
+		if setNames[s.Name] {
+			return nil, fmt.Errorf("tool set %q: named twice", s.Name)
+		}
+		setNames[s.Name] = true
+		for _, t := range s.Tools {
+			spec := t.Spec()
+			if prev, ok := owner[spec.Name]; ok {
+				return nil, fmt.Errorf("tool set %s: tool %q collides with the tool of the same name in set %s", s.Name, spec.Name, prev)
+			}
+			owner[spec.Name] = s.Name
+			def, err := agent.OllamaTool(spec)
+			if err != nil {
+				return nil, fmt.Errorf("tool set %s: %w", s.Name, err)
+			}
+			out[i] = append(out[i], def)
+		}
+	}
+	return out, nil
+}
+
+// prober sends the measuring requests, each distinct tool list once.
+type prober struct {
+	model     agent.Model
+	modelName string
+	options   map[string]any
+	numCtx    int
+	counts    map[string]Count
+	requests  int
+}
+
+func (p *prober) count(ctx context.Context, what string, tools []api.Tool) (Count, error) {
+	names := make([]string, len(tools))
+	for i, t := range tools {
+		names[i] = t.Function.Name
+	}
+	key := strings.Join(names, "\x00")
+	if c, ok := p.counts[key]; ok {
+		return c, nil
+	}
+	resp, err := p.model.Chat(ctx, &api.ChatRequest{
+		Model:    p.modelName,
+		Messages: []api.Message{{Role: "user", Content: Probe}},
+		Tools:    tools,
+		Options:  p.options,
+	})
+	p.requests++
+	if err != nil {
+		var me *agent.ModelError
+		if errors.As(err, &me) {
+			if hint := me.Hint(); hint != "" {
+				return Count{}, fmt.Errorf("measure the prompt %s: %w\n  → %s", what, err, hint)
+			}
+		}
+		return Count{}, fmt.Errorf("measure the prompt %s: %w", what, err)
+	}
+	if resp.PromptEvalCount <= 0 {
+		return Count{}, fmt.Errorf("measure the prompt %s: the model server reported no prompt_eval_count, so prompt tokens cannot be measured", what)
+	}
+	c := Count{PromptTokens: resp.PromptEvalCount, Truncated: resp.PromptEvalCount >= p.numCtx}
+	p.counts[key] = c
+	return c, nil
+}
+
+// NumCtx reads num_ctx from Ollama options, whatever numeric type it was
+// written with (flags give int, TOML int64, JSON float64); 0 when it is
+// not set, an error when it is not an integer.
+func NumCtx(options map[string]any) (int, error) {
+	return intOption(options, "num_ctx")
+}
+
+// intOption reads an integer option.
+func intOption(opts map[string]any, key string) (int, error) {
+	v, ok := opts[key]
+	if !ok {
+		return 0, nil
+	}
+	switch n := v.(type) {
+	case int:
+		return n, nil
+	case int32:
+		return int(n), nil
+	case int64:
+		return int(n), nil
+	case float64:
+		if n == float64(int(n)) {
+			return int(n), nil
+		}
+	case json.Number:
+		if i, err := n.Int64(); err == nil {
+			return int(i), nil
+		}
+	}
+	return 0, fmt.Errorf("options: %s: expected an integer, got %v (%T)", key, v, v)
+}

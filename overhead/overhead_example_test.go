@@ -1,0 +1,92 @@
+package overhead_test
+
+import (
+	"context"
+	"fmt"
+	"log"
+	"os"
+
+	"github.com/benchhq/bench/agent"
+	"github.com/benchhq/bench/internal/ollamatest"
+	"github.com/benchhq/bench/overhead"
+)
+
+// Measure what the built-in tools cost a model, then show it as a table and
+// as terminal bars. Here the model is the tests' fake Ollama server, whose
+// tokenizer counts words; against a real server, pass agent.NewOllama("", nil).
+func Example() {
+	srv := ollamatest.New(ollamatest.Turns())
+	defer srv.Close()
+	model, err := agent.NewOllama(srv.URL, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "overhead")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	ws, err := agent.NewWorkspace(dir)
+	if err != nil {
+		log.Fatal(err)
+	}
+	sets := []overhead.ToolSet{{Name: overhead.BuiltinSet, Tools: agent.Builtins(ws, agent.BuiltinOptions{})}}
+
+	r, err := overhead.Measure(context.Background(), model, "qwen3:0.6b", map[string]any{"num_ctx": 8192}, sets)
+	if err != nil {
+		log.Fatal(err)
+	}
+	r.Arm = "default"
+	for _, w := range r.Warnings() {
+		fmt.Println("warning:", w)
+	}
+	view := overhead.View{Turns: 10, TurnsFrom: "estimate", Width: 30}
+	if err := overhead.WriteTable(os.Stdout, r, view); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println()
+	if err := overhead.WriteBars(os.Stdout, r, view); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println()
+	if err := overhead.WriteLegend(os.Stdout, view); err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// arm default: model qwen3:0.6b, num_ctx 8,192
+	// no tools (baseline): 5 prompt tokens; 8 requests sent
+	//
+	// TOOLS              TOKENS  NUM_CTX  PER ATTEMPT  ONE BY ONE  FRAMING
+	// builtin (6 tools)     546     6.7%        5,460         546        0
+	//   search              115     1.4%        1,150
+	//   run_command         100     1.2%        1,000
+	//   read_file            97     1.2%          970
+	//   edit_file            97     1.2%          970
+	//   list_dir             71     0.9%          710
+	//   write_file           66     0.8%          660
+	//
+	// builtin (6 tools)  ██████████████████████████████  546  6.7%
+	//   search           ██████▍                         115  1.4%
+	//   run_command      █████▌                          100  1.2%
+	//   read_file        █████▍                           97  1.2%
+	//   edit_file        █████▍                           97  1.2%
+	//   list_dir         ███▉                             71  0.9%
+	//   write_file       ███▋                             66  0.8%
+	//
+	// TOKENS       prompt tokens every request carries for the tools: the prompt offering
+	//              them minus the same prompt with no tools
+	// NUM_CTX      their share of the context window
+	// PER ATTEMPT  TOKENS × 10 turns (estimate): each turn sends them again
+	// ONE BY ONE   the TOKENS of the set's tools added up, each tool measured alone
+	// FRAMING      TOKENS minus ONE BY ONE: what the template adds or saves by offering them together
+}
+
+// Spot the turns whose prompt Ollama cut at num_ctx: the second reached
+// it; the third and the fourth are shorter than the second, although each
+// turn's prompt repeats the conversation so far and adds to it.
+func ExampleDetectTruncation() {
+	turns := []agent.Turn{{PromptTokens: 900}, {PromptTokens: 1024}, {PromptTokens: 1000}, {PromptTokens: 980}}
+	fmt.Println(overhead.DetectTruncation(turns, 1024))
+	// Output:
+	// [false true true true]
+}
