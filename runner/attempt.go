@@ -7,11 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/benchhq/bench/agent"
 	"github.com/benchhq/bench/evaluator"
+	"github.com/benchhq/bench/overhead"
 	"github.com/benchhq/bench/results"
+	"github.com/benchhq/bench/tasks"
 )
 
 // attempt runs one attempt end to end: a fresh workspace copy, the tools,
@@ -45,9 +48,28 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 	if err != nil {
 		return nil, fmt.Errorf("attempt %s/%s#%d: %w", j.Arm.Name, j.Task.ID, j.Index, err)
 	}
-	reg, err := builtinRegistry(ws, j.Arm)
+	prof, err := plan.Profiles.Lookup(j.Arm.Profile)
+	if err != nil {
+		return nil, fmt.Errorf("arm %s: %w", j.Arm.Name, err)
+	}
+	conf := plan.Sandbox.Confinement(prof.Network())
+	reg, err := builtinRegistry(ws, j.Arm, agent.BuiltinOptions{Wrap: r.Sandbox.Command(conf)})
 	if err != nil {
 		return nil, err
+	}
+	// MCP servers: started fresh for the attempt, kept for all of it, shut
+	// down at its end. A server that cannot start now (it passed the
+	// preflight) is an infrastructure failure of this attempt.
+	conns, err := r.connect(ctx, servers(j.Task, j.Arm), r.vars(j.Task, wsDir), reg.Names(), r.Sandbox.Server(wsDir, serverConfinement(conf, j.Task)))
+	if err != nil {
+		a.Status, a.Error = results.StatusInfraError, err.Error()
+		a.FinishedAt = time.Now().UTC()
+		a.Trajectory = &agent.Trajectory{Stop: agent.StopInfraError, Err: err.Error()}
+		return a, nil
+	}
+	if err := addServerTools(reg, conns); err != nil {
+		a.Servers = closeAll(conns)
+		return nil, fmt.Errorf("attempt %s/%s#%d: %w", j.Arm.Name, j.Task.ID, j.Index, err)
 	}
 
 	turns, tokens, wall := plan.limits(j.Task)
@@ -60,13 +82,26 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 		System:      plan.System,
 		Instruction: j.Task.Instruction,
 		Tools:       reg,
-		Policy:      agent.AllowBuiltins(),
-		MaxTurns:    turns,
-		MaxTokens:   tokens,
-		WallTime:    wall,
+		Policy: &agent.ProfilePolicy{
+			Profile:   prof,
+			Approver:  r.approvers[j.Arm.Name],
+			Workspace: ws,
+			Labels:    map[string]string{"arm": j.Arm.Name, "task": j.Task.ID, "attempt": strconv.Itoa(j.Index)},
+		},
+		MaxTurns:  turns,
+		MaxTokens: tokens,
+		WallTime:  wall,
 
 		RequestTimeout: plan.RequestTimeout,
 	})
+	// Servers go down before the hidden tests run: nothing of the agent's
+	// world keeps running while it is scored.
+	a.Servers = closeAll(conns)
+	if numCtx, err := overhead.NumCtx(opts); err == nil {
+		if n := overhead.MarkTruncated(tr, numCtx); n > 0 {
+			r.logf("warning: attempt %s/%s#%d: %d of %d turns outgrew num_ctx %d (Ollama cut the prompt silently); raise --num-ctx", j.Arm.Name, j.Task.ID, j.Index, n, len(tr.Turns), numCtx)
+		}
+	}
 	a.Trajectory = tr
 	a.FinishedAt = time.Now().UTC()
 	switch tr.Stop {
@@ -91,10 +126,20 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 	return a, nil
 }
 
+// serverConfinement is the sandbox of a task's sandboxed MCP servers:
+// the attempt's confinement, plus the task's data folder read-only (never
+// the task folder, which holds the hidden tests).
+func serverConfinement(c agent.Confinement, t *tasks.Task) agent.Confinement {
+	if _, err := os.Stat(t.DataDir()); err == nil {
+		c.ReadOnly = append(slices.Clone(c.ReadOnly), t.DataDir())
+	}
+	return c
+}
+
 // builtinRegistry is the arm's subset of the built-in tools.
-func builtinRegistry(ws *agent.Workspace, arm Arm) (*agent.Registry, error) {
+func builtinRegistry(ws *agent.Workspace, arm Arm, opts agent.BuiltinOptions) (*agent.Registry, error) {
 	reg := agent.NewRegistry()
-	all := agent.Builtins(ws, agent.BuiltinOptions{})
+	all := agent.Builtins(ws, opts)
 	if err := checkToolSubset(arm, all); err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"time"
 
+	"github.com/benchhq/bench/agent"
 	"github.com/benchhq/bench/evaluator"
 	"github.com/benchhq/bench/tasks"
 )
@@ -39,6 +40,16 @@ type Plan struct {
 	System string
 	// KeepWorkspaces keeps each attempt's temp folder for debugging.
 	KeepWorkspaces bool
+	// Profiles are the permission profiles arms may name (the built-in
+	// ones when nil); ProfilesRaw is their run-file form, kept to store
+	// with the run.
+	Profiles    agent.Profiles
+	ProfilesRaw map[string]any
+	// Sandbox configures the isolation of commands and sandboxed servers.
+	Sandbox agent.SandboxConfig
+	// BaseDir is the folder relative approver commands are found from
+	// (the run file's folder).
+	BaseDir string
 	// RequestTimeout bounds one model request (default 10 minutes): a
 	// server that does not answer in time is an infrastructure failure.
 	RequestTimeout time.Duration
@@ -58,6 +69,11 @@ type Arm struct {
 	Tools []string `toml:"tools" json:"tools,omitempty"`
 	// Servers are MCP servers attached in this arm, on top of the task's.
 	Servers []tasks.Server `toml:"servers" json:"servers,omitempty"`
+	// Profile names the permission profile of the arm ("" for standard).
+	Profile string `toml:"profile" json:"profile,omitempty"`
+	// Approver answers the calls the profile asks about: "deny" (default),
+	// "allow", "terminal" or "command:PROG ARGS".
+	Approver string `toml:"approver" json:"approver,omitempty"`
 }
 
 // Defaults applied to a plan that leaves them unset.
@@ -124,6 +140,12 @@ func (p *Plan) Normalize() error {
 	if len(p.Arms) == 0 {
 		p.Arms = []Arm{{Name: "default"}}
 	}
+	if p.Profiles == nil {
+		p.Profiles = agent.BuiltinProfiles()
+	}
+	if err := p.Sandbox.Validate("run plan"); err != nil {
+		return err
+	}
 	seen := map[string]bool{}
 	for i, a := range p.Arms {
 		if a.Name == "" {
@@ -135,6 +157,12 @@ func (p *Plan) Normalize() error {
 		seen[a.Name] = true
 		if err := tasks.ValidateServers("run plan", fmt.Sprintf("arms[%d].servers", i), a.Servers); err != nil {
 			return err
+		}
+		if _, err := p.Profiles.Lookup(a.Profile); err != nil {
+			return fmt.Errorf("plan: arms[%d].profile: %w", i, err)
+		}
+		if _, err := agent.ParseApprover(a.Approver, p.BaseDir); err != nil {
+			return fmt.Errorf("plan: arms[%d].approver: %w", i, err)
 		}
 	}
 	return nil

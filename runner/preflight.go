@@ -27,7 +27,7 @@ func (r *Runner) preflight(ctx context.Context, plan *Plan) error {
 	}
 	var tools []api.Tool
 	for i, arm := range plan.Arms {
-		reg, err := builtinRegistry(ws, arm)
+		reg, err := builtinRegistry(ws, arm, agent.BuiltinOptions{})
 		if err != nil {
 			return err
 		}

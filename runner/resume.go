@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/benchhq/bench/agent"
 	"github.com/benchhq/bench/evaluator"
 	"github.com/benchhq/bench/results"
 	"github.com/benchhq/bench/tasks"
@@ -24,10 +25,13 @@ type storedPlan struct {
 		MaxTokens int            `json:"MaxTokens"`
 		WallTime  tasks.Duration `json:"WallTime"`
 	} `json:"limits"`
-	System         string           `json:"system"`
-	MaxTries       int              `json:"max_tries"`
-	Advantage      evaluator.Method `json:"advantage"`
-	RequestTimeout string           `json:"request_timeout"`
+	System         string              `json:"system"`
+	MaxTries       int                 `json:"max_tries"`
+	Advantage      evaluator.Method    `json:"advantage"`
+	RequestTimeout string              `json:"request_timeout"`
+	Profiles       map[string]any      `json:"profiles"`
+	Sandbox        agent.SandboxConfig `json:"sandbox"`
+	BaseDir        string              `json:"base_dir"`
 }
 
 // PlanFromRun rebuilds the plan of a stored run, so that it can be resumed
@@ -53,6 +57,10 @@ func PlanFromRun(run *results.Run) (*Plan, error) {
 			return nil, fmt.Errorf("stored plan of run %s: request_timeout: %w", run.ID, err)
 		}
 	}
+	profiles, err := agent.ParseProfiles("stored plan of run "+run.ID, sp.Profiles)
+	if err != nil {
+		return nil, err
+	}
 	opts := sp.Options
 	delete(opts, "seed")
 	return &Plan{
@@ -70,5 +78,9 @@ func PlanFromRun(run *results.Run) (*Plan, error) {
 		Advantage:   sp.Advantage,
 
 		RequestTimeout: reqTimeout,
+		Profiles:       profiles,
+		ProfilesRaw:    sp.Profiles,
+		Sandbox:        sp.Sandbox,
+		BaseDir:        sp.BaseDir,
 	}, nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/benchhq/bench/agent"
 	"github.com/benchhq/bench/evaluator"
 	"github.com/benchhq/bench/tasks"
 )
@@ -36,6 +37,10 @@ type RunFile struct {
 	Limits         tasks.Limits     `toml:"limits"`
 	Servers        []tasks.Server   `toml:"servers"`
 	Arms           []Arm            `toml:"arms"`
+	// Profiles are permission profiles arms may name (see docs/permissions.md).
+	Profiles map[string]any `toml:"profiles"`
+	// Sandbox configures the isolation of commands.
+	Sandbox agent.SandboxConfig `toml:"sandbox"`
 }
 
 // LoadRunFile reads and checks a run file. Errors name the file and field.
@@ -51,9 +56,10 @@ func LoadRunFile(path string) (*RunFile, error) {
 	}
 	if und := md.Undecoded(); len(und) > 0 {
 		f := und[0].String()
-		// options is a free map passed to Ollama; anything under it is fine.
-		if len(und[0]) == 0 || und[0][0] != "options" {
-			return nil, &tasks.FieldError{File: path, Field: f, Msg: "unknown field (expected one of: name, model, suite, tasks, attempts, concurrency, seed, db, system, keep_workspaces, max_tries, advantage, request_timeout, [options], [limits], [[servers]], [[arms]])"}
+		// options is a free map passed to Ollama, and profiles is checked
+		// by agent.ParseProfiles: anything under them is fine here.
+		if len(und[0]) == 0 || (und[0][0] != "options" && und[0][0] != "profiles") {
+			return nil, &tasks.FieldError{File: path, Field: f, Msg: "unknown field (expected one of: name, model, suite, tasks, attempts, concurrency, seed, db, system, keep_workspaces, max_tries, advantage, request_timeout, [options], [limits], [profiles], [sandbox], [[servers]], [[arms]])"}
 		}
 	}
 	rf.Path = path
@@ -67,6 +73,12 @@ func LoadRunFile(path string) (*RunFile, error) {
 		if err := tasks.ValidateServers(path, fmt.Sprintf("arms[%d].servers", i), a.Servers); err != nil {
 			return nil, err
 		}
+	}
+	if _, err := agent.ParseProfiles(path, rf.Profiles); err != nil {
+		return nil, err
+	}
+	if err := rf.Sandbox.Validate(path); err != nil {
+		return nil, err
 	}
 	if _, ok := rf.Options["seed"]; ok {
 		return nil, &tasks.FieldError{File: path, Field: "options.seed", Msg: "set the run seed with seed = N instead: each attempt's seed derives from it"}

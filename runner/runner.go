@@ -40,6 +40,11 @@ type Runner struct {
 	BenchPath string
 	// Version is recorded with each run.
 	Version string
+	// Sandbox isolates commands (and servers that ask for it); nil runs
+	// them in the confined mode only.
+	Sandbox *agent.Sandbox
+
+	approvers map[string]agent.Approver
 }
 
 // Outcome is what a run did.
@@ -75,22 +80,50 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 	if err := plan.Normalize(); err != nil {
 		return nil, err
 	}
+	r.approvers = map[string]agent.Approver{}
+	for _, a := range plan.Arms {
+		ap, err := agent.ParseApprover(a.Approver, plan.BaseDir)
+		if err != nil {
+			return nil, fmt.Errorf("arm %s: approver: %w", a.Name, err)
+		}
+		r.approvers[a.Name] = ap
+	}
 	if err := r.preflight(ctx, plan); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrPreflight, err)
 	}
+	if err := r.checkServers(ctx, plan); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrPreflight, err)
+	}
 	run, err := r.Store.GetRun(ctx, runID)
+	measured := map[string]bool{}
 	switch {
 	case errors.Is(err, results.ErrNoRun):
-		run = r.newRun(plan, runID)
-		if err := r.Store.CreateRun(ctx, run); err != nil {
-			return nil, fmt.Errorf("create run %s: %w", runID, err)
-		}
+		run = nil
 	case err != nil:
 		return nil, fmt.Errorf("load run %s: %w", runID, err)
 	default:
 		if err := compatible(run, plan); err != nil {
 			return nil, fmt.Errorf("resume run %s: %w", runID, err)
 		}
+		if measured, err = measuredArms(ctx, r.Store, runID); err != nil {
+			return nil, fmt.Errorf("resume run %s: %w", runID, err)
+		}
+	}
+	// What the arms' tools cost in prompt tokens, measured before the
+	// first attempt (and before anything is stored, so a model that fails
+	// here leaves no run behind).
+	reps, err := r.measureOverhead(ctx, plan, measured)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrPreflight, err)
+	}
+	if run == nil {
+		run = r.newRun(plan, runID)
+		if err := r.Store.CreateRun(ctx, run); err != nil {
+			return nil, fmt.Errorf("create run %s: %w", runID, err)
+		}
+	}
+	if err := r.saveOverhead(ctx, run.ID, reps); err != nil {
+		return nil, err
 	}
 	done, err := r.Store.FinishedKeys(ctx, run.ID)
 	if err != nil {
@@ -201,6 +234,9 @@ func planRecord(p *Plan) map[string]any {
 		"max_tries":       p.MaxTries,
 		"advantage":       p.Advantage,
 		"request_timeout": p.RequestTimeout.String(),
+		"profiles":        p.ProfilesRaw,
+		"sandbox":         p.Sandbox,
+		"base_dir":        p.BaseDir,
 	}
 }
 

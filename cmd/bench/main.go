@@ -47,6 +47,7 @@ Usage:
   bench validate [SUITE|TASK]   check that reference solutions pass and untouched workspaces fail
   bench report [RUN]            summary of a stored run (default: the latest)
   bench export [flags]          attempts as JSONL training data (messages + tools, rewards, advantages)
+  bench overhead --model M      prompt tokens each tool and server adds to every request
   bench mcp inspect -- CMD...   connect to an MCP server and show what bench would offer
   bench mcp serve issues        the project's example MCP server (an issue tracker)
   bench version                 print the version
@@ -71,6 +72,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdReport(ctx, args[1:], stdout, stderr)
 	case "export":
 		err = cmdExport(ctx, args[1:], stdout, stderr)
+	case "overhead":
+		err = cmdOverhead(ctx, args[1:], stdout, stderr)
 	case "mcp":
 		return cmdMCP(ctx, args[1:], stdout, stderr)
 	case "version", "--version":

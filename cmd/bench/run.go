@@ -52,6 +52,9 @@ type runFlags struct {
 	maxTries    int
 	advantage   string
 	reqTimeout  time.Duration
+	profile     string
+	approver    string
+	sandbox     string
 }
 
 func newFlagSet(name string, stderr io.Writer, usageText string) *flag.FlagSet {
@@ -127,6 +130,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.BoolVar(&f.noProgress, "no-progress", false, "no live progress bar")
 	fs.IntVar(&f.maxTries, "max-tries", 0, fmt.Sprintf("tries of an attempt cut short by an infrastructure failure (default %d)", runner.DefaultMaxTries))
 	fs.DurationVar(&f.reqTimeout, "request-timeout", 0, "bound on one model request; no reply in time is an infrastructure failure (default 10m)")
+	fs.StringVar(&f.profile, "profile", "", "permission profile: full, standard (default), no-exec, read-only, ask-exec, or one of the run file's")
+	fs.StringVar(&f.approver, "approver", "", "who answers calls the profile asks about: deny (default), allow, terminal, command:PROG ARGS")
+	fs.StringVar(&f.sandbox, "sandbox", "", "isolate commands with bubblewrap: auto (default: when available), required, off")
 	fs.StringVar(&f.advantage, "advantage", "", "advantage method stored per attempt: grpo, grpo-batch, drgrpo, rloo (default grpo)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -144,7 +150,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 
 	if f.resume != "" {
-		for _, name := range []string{"model", "suite", "task", "tasks", "attempts", "seed", "config", "tools", "temperature", "num-ctx", "num-predict", "advantage"} {
+		for _, name := range []string{"model", "suite", "task", "tasks", "attempts", "seed", "config", "tools", "temperature", "num-ctx", "num-predict", "advantage", "profile", "approver"} {
 			if set[name] {
 				return usagef("run: --resume and --%s conflict: a resumed run keeps its plan", name)
 			}
@@ -211,6 +217,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	exe, _ := os.Executable()
 	r := &runner.Runner{Model: model, Store: store, Log: stderr, BenchPath: exe, Version: version}
+	if set["sandbox"] {
+		plan.Sandbox.Mode = f.sandbox
+	}
+	if r.Sandbox, err = sandboxFor(ctx, plan.Sandbox.Mode, stderr); err != nil {
+		return err
+	}
 	if !f.noProgress && isTerminal(stderr) {
 		r.Progress = stderr
 	}
@@ -258,6 +270,28 @@ func planFromFlags(f *runFlags, set map[string]bool, rf *runner.RunFile) (*runne
 		Advantage:      rf.Advantage,
 		RequestTimeout: rf.RequestTimeout.Duration,
 		Arms:           rf.Arms,
+		ProfilesRaw:    rf.Profiles,
+		Sandbox:        rf.Sandbox,
+	}
+	if rf.Path != "" {
+		abs, err := filepath.Abs(filepath.Dir(rf.Path))
+		if err != nil {
+			return nil, err
+		}
+		p.BaseDir = abs
+	} else if wd, err := os.Getwd(); err == nil {
+		p.BaseDir = wd
+	}
+	profiles, err := agent.ParseProfiles(first(rf.Path, "run plan"), rf.Profiles)
+	if err != nil {
+		return nil, err
+	}
+	p.Profiles = profiles
+	if set["sandbox"] {
+		p.Sandbox.Mode = f.sandbox
+	}
+	if err := p.Sandbox.Validate("--sandbox"); err != nil {
+		return nil, usagef("run: --sandbox: expected auto, required or off, got %q", f.sandbox)
 	}
 	if set["request-timeout"] {
 		if f.reqTimeout <= 0 {
@@ -328,7 +362,6 @@ func planFromFlags(f *runFlags, set map[string]bool, rf *runner.RunFile) (*runne
 	}
 
 	var suite *tasks.Suite
-	var err error
 	switch {
 	case f.task != "":
 		if _, serr := os.Stat(filepath.Join(f.task, tasks.FileName)); serr != nil {
@@ -370,13 +403,46 @@ func planFromFlags(f *runFlags, set map[string]bool, rf *runner.RunFile) (*runne
 			p.Arms[i].Servers = append(append([]tasks.Server(nil), rf.Servers...), p.Arms[i].Servers...)
 		}
 	}
-	if f.tools != "" {
-		if len(p.Arms) > 1 {
-			return nil, usagef("run: --tools conflicts with the arms of %s: set tools per arm in the run file", rf.Path)
+	for _, fl := range []string{"tools", "profile", "approver"} {
+		if set[fl] && len(p.Arms) > 1 {
+			return nil, usagef("run: --%s conflicts with the arms of %s: set it per arm in the run file", fl, rf.Path)
 		}
+	}
+	if f.tools != "" {
 		p.Arms[0].Tools = splitList(f.tools)
 	}
+	if set["profile"] {
+		if _, err := p.Profiles.Lookup(f.profile); err != nil {
+			return nil, usagef("run: --profile: %v", err)
+		}
+		p.Arms[0].Profile = f.profile
+	}
+	if set["approver"] {
+		if _, err := agent.ParseApprover(f.approver, p.BaseDir); err != nil {
+			return nil, usagef("run: --approver: %v", err)
+		}
+		p.Arms[0].Approver = f.approver
+	}
 	return p, nil
+}
+
+// sandboxFor finds the sandbox a run asked for: none with "off", an error
+// with "required" when bubblewrap is unusable, and with "auto" (the
+// default) the sandbox if it works, or a warning and the confined mode.
+func sandboxFor(ctx context.Context, mode string, stderr io.Writer) (*agent.Sandbox, error) {
+	if mode == agent.SandboxOff {
+		return nil, nil
+	}
+	sb, err := agent.DetectSandbox(ctx)
+	if err != nil {
+		if mode == agent.SandboxRequired {
+			return nil, fmt.Errorf("sandbox required, but: %w", err)
+		}
+		fmt.Fprintf(stderr, "warning: %v; commands run in the confined mode only (workspace folder, filtered environment, timeout), without isolation\n", err)
+		return nil, nil
+	}
+	fmt.Fprintf(stderr, "sandbox: %s\n", sb)
+	return sb, nil
 }
 
 func validName(s string) bool {

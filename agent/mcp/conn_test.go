@@ -1,0 +1,602 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/benchhq/bench/agent"
+	"github.com/benchhq/bench/tasks"
+)
+
+const testIssues = `{"issues": [
+ {"id": 4, "title": "Parser rejects trailing comma", "state": "open", "labels": ["parser"], "body": "a, b, fails"},
+ {"id": 9, "title": "Old crash", "state": "closed", "labels": ["parser"], "body": "fixed"},
+ {"id": 11, "title": "Docs typo", "state": "open", "labels": ["docs"], "body": "recieve",
+  "comments": [{"author": "bo", "body": "also in README"}]}
+]}`
+
+// testServer declares a server run by the test binary itself in mode.
+func testServer(name, mode string, env map[string]string) tasks.Server {
+	e := map[string]string{serverModeEnv: mode}
+	maps.Copy(e, env)
+	return tasks.Server{Name: name, Command: testBinary(), Args: []string{"-test.run=^$"}, Env: e}
+}
+
+// testBinary is this test binary, which stands in for bench.
+func testBinary() string {
+	exe, err := os.Executable()
+	if err != nil {
+		panic(err)
+	}
+	return exe
+}
+
+func issuesServer(t testing.TB, name string) tasks.Server {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "issues.json")
+	if err := os.WriteFile(path, []byte(testIssues), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return testServer(name, "issues", map[string]string{"ISSUES_FILE": path})
+}
+
+func connect(t testing.TB, srv tasks.Server, vars Vars, opts Options) *Conn {
+	t.Helper()
+	c, err := Connect(context.Background(), srv, vars, opts)
+	if err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func toolNamed(t testing.TB, c *Conn, name string) agent.Tool {
+	t.Helper()
+	for _, tool := range c.Tools() {
+		if tool.Spec().Name == name {
+			return tool
+		}
+	}
+	t.Fatalf("no tool %q offered", name)
+	return nil
+}
+
+func call(t testing.TB, c *Conn, name string, args map[string]any) agent.Result {
+	t.Helper()
+	res, err := toolNamed(t, c, name).Call(context.Background(), args)
+	if err != nil {
+		t.Fatalf("call %s: %v", name, err)
+	}
+	return res
+}
+
+func names(tools []agent.Tool) []string {
+	var out []string
+	for _, t := range tools {
+		out = append(out, t.Spec().Name)
+	}
+	return out
+}
+
+func TestIssueTrackerServer(t *testing.T) {
+	srv := issuesServer(t, "issues")
+	srv.Classes = map[string]string{"get_issue": "read"}
+	srv.DefaultClass = "network"
+	c := connect(t, srv, Vars{Workspace: t.TempDir()}, Options{})
+
+	info := c.Info()
+	if info.Name != "issues" || info.Transport != "stdio" || info.ProtocolVersion != "2026-07-28" ||
+		info.ServerName != "bench-issuetracker" || info.ServerVersion != "1.0.0" {
+		t.Errorf("Info = %+v", info)
+	}
+	if got, want := names(c.Tools()), []string{"issues__get_issue", "issues__list_issues", "issues__search_issues"}; !slices.Equal(got, want) {
+		t.Fatalf("tools = %v, want %v", got, want)
+	}
+	if s := c.Skipped(); len(s) != 0 {
+		t.Errorf("skipped: %+v", s)
+	}
+	for _, tool := range c.Tools() {
+		s := tool.Spec()
+		want := agent.Class("network")
+		if s.Name == "issues__get_issue" {
+			want = "read"
+		}
+		if s.Class != want || s.Origin != "mcp:issues" {
+			t.Errorf("%s: class %q origin %q, want %q mcp:issues", s.Name, s.Class, s.Origin, want)
+		}
+		ti := tool.(*Tool).Info()
+		if ti.Annotations == nil || !ti.Annotations.ReadOnlyHint {
+			t.Errorf("%s: annotations not recorded: %+v", s.Name, ti.Annotations)
+		}
+	}
+	// Properties keep the order the server declared them in (query, then state).
+	search := toolNamed(t, c, "issues__search_issues").Spec()
+	if !slices.Equal(search.InputSchema.PropertyOrder, []string{"query", "state"}) {
+		t.Errorf("search_issues property order = %v", search.InputSchema.PropertyOrder)
+	}
+	ot, err := agent.OllamaTool(search)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(ot)
+	if i, j := strings.Index(string(b), `"query"`), strings.Index(string(b), `"state"`); i < 0 || j < i {
+		t.Errorf("ollama tool does not list query before state: %s", b)
+	}
+
+	res := call(t, c, "issues__list_issues", map[string]any{"label": "parser", "state": "all"})
+	if res.IsError || !strings.Contains(res.Text, "#4 [open] Parser rejects trailing comma") || !strings.Contains(res.Text, "#9 [closed]") {
+		t.Errorf("list_issues: %+v", res)
+	}
+	res = call(t, c, "issues__get_issue", map[string]any{"id": 11})
+	if res.IsError || !strings.Contains(res.Text, "also in README") {
+		t.Errorf("get_issue: %+v", res)
+	}
+	res = call(t, c, "issues__get_issue", map[string]any{"id": 99})
+	if !res.IsError || !strings.Contains(res.Text, "no issue #99") {
+		t.Errorf("get_issue 99: %+v", res)
+	}
+
+	// Arguments are checked against the server's schema before any call.
+	reg := agent.NewRegistry()
+	for _, tool := range c.Tools() {
+		if err := reg.Add(tool); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tt := range []struct {
+		tool string
+		args map[string]any
+		ok   bool
+	}{
+		{"issues__get_issue", map[string]any{"id": 4}, true},
+		{"issues__get_issue", map[string]any{}, false},
+		{"issues__get_issue", map[string]any{"id": "4"}, false},
+		{"issues__get_issue", map[string]any{"id": 4, "extra": true}, false},
+		{"issues__list_issues", map[string]any{"state": "wip"}, false},
+		{"issues__search_issues", map[string]any{"query": "typo", "state": "open"}, true},
+	} {
+		err := reg.Validate(tt.tool, tt.args)
+		if (err == nil) != tt.ok {
+			t.Errorf("Validate(%s, %v) = %v, want ok=%v", tt.tool, tt.args, err, tt.ok)
+		}
+	}
+
+	if stderr := c.Close(); strings.Contains(stderr, "panic") {
+		t.Errorf("stderr: %s", stderr)
+	}
+}
+
+func TestRawServerFallsBackToInitialize(t *testing.T) {
+	c := connect(t, testServer("raw", "raw", map[string]string{"RAW_ONLY": "echo"}), Vars{}, Options{})
+	info := c.Info()
+	if info.ProtocolVersion != "2025-06-18" || info.ServerName != "raw-test-server" || info.ServerVersion != "0.0.1" {
+		t.Errorf("Info = %+v", info)
+	}
+	ti := toolNamed(t, c, "raw__echo").(*Tool).Info()
+	if ti.Annotations == nil || !ti.Annotations.ReadOnlyHint || ti.Annotations.DestructiveHint == nil || *ti.Annotations.DestructiveHint {
+		t.Errorf("annotations = %+v", ti.Annotations)
+	}
+	if ti.Class != "" || toolNamed(t, c, "raw__echo").Spec().Class != "" {
+		t.Errorf("a tool without a class got %q", ti.Class)
+	}
+}
+
+// TestFaults calls each misbehaving tool and checks the observation, then
+// that the server still answers. The tools that never answer run on a
+// connection with a short call timeout; the others get the default, so that
+// a slow machine (or the race detector) does not turn them into timeouts.
+func TestFaults(t *testing.T) {
+	srv := testServer("raw", "raw", nil)
+	patient := connect(t, srv, Vars{}, Options{})
+	srv.CallTimeout = tasks.Duration{Duration: 1500 * time.Millisecond}
+	hasty := connect(t, srv, Vars{}, Options{})
+	tests := []struct {
+		tool    string
+		hasty   bool
+		isError bool
+		want    []string
+	}{
+		{"raw__fail", false, true, []string{"the disk is full"}},
+		{"raw__error_no_text", false, true, []string{"reported an error without saying what"}},
+		{"raw__rpc_error", false, true, []string{`server "raw" answered with a protocol error (code -32000): database locked`}},
+		{"raw__hang", true, true, []string{`server "raw" did not answer within 1.5s; the call was abandoned`}},
+		{"raw__garbage", false, false, []string{"ok after garbage"}},
+		{"raw__garbage_only", true, true, []string{"did not answer within 1.5s", "meanwhile the server wrote a stdout line that is not a JSON-RPC message", `{\"jsonrpc\": \"2.0\"`}},
+		{"raw__huge", false, false, []string{"BEGINxxxx", "[bench: result cut: showing the first 32768 of 52428805 bytes]"}},
+		{"raw__media", false, false, []string{
+			"here is everything\n[image/png, 1234 bytes]\n[audio/wav, 10 bytes]\n[resource link file:///notes/a.txt (a.txt, text/plain, 42 bytes)]\n" +
+				"[resource file:///x.txt (text/plain)]\nhello\n[resource file:///x.bin: application/octet-stream, 3 bytes]",
+		}},
+		{"raw__structured", false, false, []string{`{"temperature":21.5}`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.tool, func(t *testing.T) {
+			c := patient
+			if tt.hasty {
+				c = hasty
+			}
+			res := call(t, c, tt.tool, nil)
+			if res.IsError != tt.isError {
+				t.Errorf("IsError = %v, want %v; text %q", res.IsError, tt.isError, clip(res.Text, 300))
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(res.Text, w) {
+					t.Errorf("observation %q lacks %q", clip(res.Text, 400), w)
+				}
+			}
+			if tt.tool == "raw__huge" && len(res.Text) > 33<<10 {
+				t.Errorf("huge result not cut: %d bytes", len(res.Text))
+			}
+			if after := call(t, c, "raw__echo", map[string]any{"text": "still here"}); after.IsError || after.Text != "echo: still here" {
+				t.Errorf("next call after %s: %+v", tt.tool, after)
+			}
+		})
+	}
+	stderr := patient.Close()
+	for _, w := range []string{`[bench] dropped a stdout line that is not a JSON-RPC message (16 bytes): "this is not JSON"`, "not JSON-RPC"} {
+		if !strings.Contains(stderr, w) {
+			t.Errorf("stderr lacks %q:\n%s", w, stderr)
+		}
+	}
+}
+
+func TestCrashMidCall(t *testing.T) {
+	healthy := connect(t, testServer("other", "raw", map[string]string{"RAW_ONLY": "echo"}), Vars{}, Options{})
+	c := connect(t, testServer("raw", "raw", map[string]string{"RAW_ONLY": "echo,crash"}), Vars{}, Options{})
+	res := call(t, c, "raw__crash", nil)
+	if !res.IsError || !strings.Contains(res.Text, "the server exited during the call (exit status 3)") ||
+		!strings.Contains(res.Text, `the tools of server "raw" are unavailable for the rest of this attempt`) {
+		t.Errorf("crash: %+v", res)
+	}
+	start := time.Now()
+	res = call(t, c, "raw__echo", map[string]any{"text": "hello?"})
+	if !res.IsError || !strings.Contains(res.Text, "raw__echo cannot be called: the server exited during the call (exit status 3)") {
+		t.Errorf("call after crash: %+v", res)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Logf("call to a dead server took %s", d) // reported, not asserted: the machine is shared
+	}
+	if res := call(t, healthy, "other__echo", map[string]any{"text": "fine"}); res.IsError || res.Text != "echo: fine" {
+		t.Errorf("a healthy server after another crashed: %+v", res)
+	}
+	if stderr := c.Close(); !strings.Contains(stderr, "panic: crash requested") {
+		t.Errorf("stderr lacks the crash: %q", stderr)
+	}
+}
+
+func TestBannerOnStdout(t *testing.T) {
+	c := connect(t, testServer("raw", "raw", map[string]string{"RAW_ONLY": "echo", "RAW_BANNER": "1"}), Vars{}, Options{})
+	if res := call(t, c, "raw__echo", map[string]any{"text": "x"}); res.IsError {
+		t.Errorf("echo: %+v", res)
+	}
+	if stderr := c.Close(); !strings.Contains(stderr, `"raw server ready"`) {
+		t.Errorf("the banner is not noted: %q", stderr)
+	}
+}
+
+func TestSchemasAndSkipped(t *testing.T) {
+	c := connect(t, testServer("raw", "raw", map[string]string{"RAW_PAGE": "4"}), Vars{}, Options{})
+	all := rawCatalogNames()
+	if got := len(c.Catalog()); got != len(all)-1 { // "dup" is one entry
+		t.Errorf("catalog has %d tools, want %d (pagination followed?)", got, len(all)-1)
+	}
+	skipped := map[string]string{}
+	for _, s := range c.Skipped() {
+		skipped[s.Tool] = s.Reason
+	}
+	wantSkipped := map[string]string{
+		"recursive": "is recursive and cannot be represented",
+		"rootanyof": "anyOf at its root",
+		"remoteref": "is not local to the schema",
+		"bad name!": `has the character ' '`,
+		"dup":       `the server lists 2 tools named "dup"`,
+	}
+	for tool, why := range wantSkipped {
+		if !strings.Contains(skipped[tool], why) {
+			t.Errorf("skipped[%q] = %q, want it to say %q", tool, skipped[tool], why)
+		}
+	}
+	if len(skipped) != len(wantSkipped) {
+		t.Errorf("skipped = %v", skipped)
+	}
+
+	reg := agent.NewRegistry()
+	for _, tool := range c.Tools() {
+		if _, err := agent.OllamaTool(tool.Spec()); err != nil {
+			t.Errorf("%s: %v", tool.Spec().Name, err)
+		}
+		if err := reg.Add(tool); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tests := []struct {
+		tool string
+		args string
+		ok   bool
+	}{
+		{"raw__refs", `{"where": {"city": "Delft", "country": "NL"}, "when": "2025-05-01"}`, true},
+		{"raw__refs", `{"where": {"country": "NL"}}`, false},                 // city required (inlined $defs)
+		{"raw__refs", `{"where": {"city": "Gent", "country": "BE"}}`, false}, // const
+		{"raw__zodref", `{"zeta": [{"x": 1}], "alpha": [{"x": 2}]}`, true},
+		{"raw__zodref", `{"zeta": [], "alpha": [{"y": 2}]}`, false}, // #/properties/zeta/items inlined
+		{"raw__zodref", `{"zeta": [], "other": 1}`, false},
+		{"raw__allof", `{"a": "x", "b": 1}`, true},
+		{"raw__allof", `{"b": 1}`, false},
+		{"raw__allof", `{"a": "x", "b": 0}`, false},
+		{"raw__echo", `{"text": 5}`, false},
+	}
+	for _, tt := range tests {
+		var args map[string]any
+		if err := json.Unmarshal([]byte(tt.args), &args); err != nil {
+			t.Fatal(err)
+		}
+		if err := reg.Validate(tt.tool, args); (err == nil) != tt.ok {
+			t.Errorf("Validate(%s, %s) = %v, want ok=%v", tt.tool, tt.args, err, tt.ok)
+		}
+	}
+
+	refs := toolNamed(t, c, "raw__refs").Spec()
+	ot, err := agent.OllamaTool(refs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(ot.Function.Parameters)
+	for _, w := range []string{`"where"`, `"city"`, `"enum":["NL"]`, `"Day of departure"`, `(required: city)`} {
+		if !strings.Contains(string(b), w) {
+			t.Errorf("refs as shown to the model lacks %s: %s", w, b)
+		}
+	}
+	if strings.Contains(string(b), "$ref") {
+		t.Errorf("refs still has a $ref: %s", b)
+	}
+	zod := toolNamed(t, c, "raw__zodref").Spec()
+	if !slices.Equal(zod.InputSchema.PropertyOrder, []string{"zeta", "alpha", "mode"}) {
+		t.Errorf("zodref order = %v", zod.InputSchema.PropertyOrder)
+	}
+	// The raw schema is kept as the server sent it.
+	ti := toolNamed(t, c, "raw__refs").(*Tool).Info()
+	if !strings.Contains(string(ti.InputSchema), `"where":{"$ref":"#/$defs/place"}`) {
+		t.Errorf("raw schema not kept: %s", ti.InputSchema)
+	}
+}
+
+func rawCatalogNames() []string {
+	var out []string
+	for _, t := range rawCatalog() {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+func TestPoisonedDescriptionIsFlagged(t *testing.T) {
+	c := connect(t, testServer("raw", "raw", map[string]string{"RAW_ONLY": "echo,poisoned"}), Vars{}, Options{})
+	var poisoned, echo ToolInfo
+	for _, ti := range c.Catalog() {
+		switch ti.Tool {
+		case "poisoned":
+			poisoned = ti
+		case "echo":
+			echo = ti
+		}
+	}
+	if !poisoned.Offered {
+		t.Errorf("flags must not block: %+v", poisoned)
+	}
+	kinds := map[string]bool{}
+	for _, f := range poisoned.Flags {
+		kinds[f.Kind+" "+f.Where] = true
+	}
+	for _, w := range []string{
+		"instructions description", "secrets description", "path description", "tool-mention description",
+		"invisible-unicode description", "secrets inputSchema.properties.note.description",
+	} {
+		if !kinds[w] {
+			t.Errorf("no flag %q in %v", w, poisoned.Flags)
+		}
+	}
+	if len(echo.Flags) != 0 {
+		t.Errorf("echo flagged: %v", echo.Flags)
+	}
+}
+
+func TestAllowListAndClasses(t *testing.T) {
+	srv := testServer("raw", "raw", nil)
+	srv.Tools = []string{"echo", "fail"}
+	srv.Classes = map[string]string{"echo": "read", "hang": "exec"}
+	c := connect(t, srv, Vars{}, Options{})
+	if got := names(c.Tools()); !slices.Equal(got, []string{"raw__echo", "raw__fail"}) {
+		t.Errorf("tools = %v", got)
+	}
+	for _, ti := range c.Catalog() {
+		if ti.Tool == "hang" && (!ti.Excluded || ti.Offered || ti.Class != "exec") {
+			t.Errorf("hang: %+v", ti)
+		}
+	}
+	for _, s := range c.Skipped() {
+		if s.Tool == "hang" {
+			t.Errorf("an allow-list exclusion is reported as skipped")
+		}
+	}
+
+	tests := []struct {
+		name   string
+		modify func(*tasks.Server)
+		want   string
+	}{
+		{"unknown tool", func(s *tasks.Server) { s.Tools = []string{"echo", "nope"} }, `tools allow-list names "nope", which the server does not offer`},
+		{"unofferable tool", func(s *tasks.Server) { s.Tools = []string{"recursive"} }, `tools allow-list names "recursive", which cannot be offered: input schema`},
+		{"unknown class", func(s *tasks.Server) { s.Classes = map[string]string{"ecoh": "read"} }, `classes names "ecoh", which the server does not offer`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := testServer("raw", "raw", nil)
+			tt.modify(&srv)
+			c, err := Connect(context.Background(), srv, Vars{}, Options{})
+			if err == nil {
+				c.Close()
+				t.Fatal("Connect: no error")
+			}
+			if !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), `mcp server "raw"`) {
+				t.Errorf("error %q lacks %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// fakeBuiltin is a built-in tool, for collisions.
+type fakeBuiltin struct{ name string }
+
+func (f fakeBuiltin) Spec() agent.Spec {
+	return agent.Spec{Name: f.name, Class: agent.ClassRead, Origin: agent.OriginBuiltin}
+}
+func (fakeBuiltin) Call(context.Context, map[string]any) (agent.Result, error) {
+	return agent.Result{}, nil
+}
+
+func TestNameCollisions(t *testing.T) {
+	// "a" + "__" + "_read_file" and "a_" + "__" + "read_file" are the same name.
+	a := connect(t, testServer("a", "raw", map[string]string{"RAW_ONLY": "x", "RAW_EXTRA": "_read_file"}), Vars{}, Options{})
+	b := connect(t, testServer("a_", "raw", map[string]string{"RAW_ONLY": "x", "RAW_EXTRA": "read_file"}), Vars{}, Options{})
+
+	reg := agent.NewRegistry()
+	if err := reg.Add(fakeBuiltin{"read_file"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range a.Tools() {
+		if err := reg.Add(tool); err != nil {
+			t.Fatalf("a tool named like a built-in is namespaced and must not collide: %v", err)
+		}
+	}
+	var err error
+	for _, tool := range b.Tools() {
+		if err = reg.Add(tool); err != nil {
+			break
+		}
+	}
+	if err == nil || !strings.Contains(err.Error(), `"a___read_file"`) || !strings.Contains(err.Error(), "mcp:a_") || !strings.HasSuffix(err.Error(), "from mcp:a") {
+		t.Errorf("collision error = %v", err)
+	}
+
+	// A built-in that happens to have a namespaced-looking name.
+	reg = agent.NewRegistry()
+	if err := reg.Add(fakeBuiltin{"a___read_file"}); err != nil {
+		t.Fatal(err)
+	}
+	err = reg.Add(a.Tools()[0])
+	if err == nil || !strings.Contains(err.Error(), "builtin") || !strings.Contains(err.Error(), "mcp:a") {
+		t.Errorf("collision with a built-in: %v", err)
+	}
+}
+
+func TestStartFailures(t *testing.T) {
+	tests := []struct {
+		name string
+		srv  tasks.Server
+		vars Vars
+		want []string
+	}{
+		{"exits at once", testServer("broken", "exit", nil), Vars{},
+			[]string{`mcp server "broken": connect:`, "(the server exited: exit status 1)", "stderr ends with:\n  starting up\n  fatal: cannot open database /nonexistent/db"}},
+		{"list fails", testServer("broken", "raw", map[string]string{"RAW_LIST_FAIL": "1"}), Vars{},
+			[]string{`mcp server "broken": list tools:`, "index missing", "tools are not ready"}},
+		{"no such command", tasks.Server{Name: "broken", Command: "/nonexistent/mcp-server"}, Vars{},
+			[]string{`mcp server "broken": start: run /nonexistent/mcp-server:`, "no such file"}},
+		{"placeholder without value", tasks.Server{Name: "broken", Command: "cat", Args: []string{"{data}/x.json"}}, Vars{},
+			[]string{`mcp server "broken": start: args[0] uses {data}, which has no value here`}},
+		{"bench is a test binary", tasks.Server{Name: "broken", Command: "{bench}", Args: []string{"mcp", "serve", "issues"}}, Vars{},
+			[]string{"command uses {bench}, which has no value here (mcp.test is a Go test binary, not bench: build bench and give its path)"}},
+		{"bench given as a test binary", tasks.Server{Name: "broken", Command: "{bench}"}, Vars{Bench: "/tmp/go-build1/b001/runner.test"},
+			[]string{"(runner.test is a Go test binary, not bench"}},
+		{"bad url", tasks.Server{Name: "web", URL: "ftp://example.invalid/"}, Vars{},
+			[]string{`mcp server "web": url "ftp://example.invalid/": expected an http:// or https:// URL`}},
+		{"both", tasks.Server{Name: "x", URL: "http://127.0.0.1:1/", Command: "cat"}, Vars{},
+			[]string{"expected command or url, not both"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Connect(context.Background(), tt.srv, tt.vars, Options{StartTimeout: 20 * time.Second})
+			if err == nil {
+				c.Close()
+				t.Fatal("no error")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error lacks %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+}
+
+func TestWorkspaceAndEnvironment(t *testing.T) {
+	t.Setenv("BENCH_TEST_SECRET", "hunter2")
+	ws := t.TempDir()
+	srv := testServer("raw", "raw", map[string]string{"RAW_ONLY": "env", "RAW_DECLARED": "{workspace}/declared"})
+	c := connect(t, srv, Vars{Workspace: ws}, Options{})
+	res := call(t, c, "raw__env", nil)
+	wantWD, _ := filepath.EvalSymlinks(ws)
+	for _, w := range []string{"cwd=" + wantWD + "\n", "RAW_DECLARED=" + ws + "/declared\n", "BENCH_TEST_SECRET=\n"} {
+		if !strings.Contains(res.Text+"\n", w) {
+			t.Errorf("env tool said %q, want %q", res.Text, w)
+		}
+	}
+}
+
+func TestSandboxWrap(t *testing.T) {
+	var seen []string
+	ws := t.TempDir()
+	wrap := func(argv []string) []string {
+		seen = slices.Clone(argv)
+		return argv
+	}
+	srv := testServer("raw", "raw", map[string]string{"RAW_ONLY": "echo"})
+	c := connect(t, srv, Vars{Workspace: ws}, Options{Wrap: wrap})
+	if seen != nil {
+		t.Errorf("Wrap called for a server without sandbox = true")
+	}
+	c.Close()
+	srv.Sandbox = true
+	connect(t, srv, Vars{Workspace: ws}, Options{Wrap: wrap})
+	if len(seen) != 2 || seen[1] != "-test.run=^$" {
+		t.Errorf("Wrap saw %v", seen)
+	}
+	c = connect(t, srv, Vars{}, Options{})
+	if stderr := c.Close(); !strings.Contains(stderr, "[bench] sandbox = true, but no sandbox is available") {
+		t.Errorf("stderr = %q", stderr)
+	}
+}
+
+func TestCloseStubbornServer(t *testing.T) {
+	srv := testServer("raw", "raw", map[string]string{"RAW_ONLY": "echo", "RAW_STUBBORN": "1"})
+	c := connect(t, srv, Vars{}, Options{ShutdownGrace: 200 * time.Millisecond})
+	pid := c.proc.cmd.Process.Pid
+	c.Close()
+	select {
+	case <-c.proc.exited:
+	default:
+		t.Fatalf("process %d still running after Close", pid)
+	}
+	if c.Close() != c.Close() {
+		t.Error("Close is not idempotent")
+	}
+}
+
+func TestCallAfterAttemptEnds(t *testing.T) {
+	c := connect(t, testServer("raw", "raw", map[string]string{"RAW_ONLY": "hang"}), Vars{}, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		cancel()
+	}()
+	_, err := toolNamed(t, c, "raw__hang").Call(ctx, nil)
+	if err == nil || !strings.Contains(err.Error(), "context canceled") {
+		t.Errorf("Call with the attempt's context cancelled: %v", err)
+	}
+}

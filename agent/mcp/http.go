@@ -1,0 +1,117 @@
+package mcp
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"strings"
+	"sync/atomic"
+)
+
+// httpTap is the RoundTripper of a Streamable HTTP server: it adds the
+// operator's headers to every request and, while tools are listed, lets
+// the raw JSON-RPC messages of the responses be seen (for the schemas as
+// the server wrote them).
+type httpTap struct {
+	base    http.RoundTripper
+	headers http.Header
+	sniff   atomic.Pointer[func([]byte)]
+}
+
+// maxSniff bounds how much of one response is kept for sniffing.
+const maxSniff = 16 << 20
+
+// RoundTrip implements http.RoundTripper.
+func (t *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
+	if len(t.headers) > 0 {
+		req = req.Clone(req.Context())
+		for k, v := range t.headers {
+			req.Header[k] = v
+		}
+	}
+	resp, err := t.base.RoundTrip(req)
+	if err != nil || req.Method != http.MethodPost {
+		return resp, err
+	}
+	if fn := t.sniff.Load(); fn != nil {
+		resp.Body = &tapBody{rc: resp.Body, sse: strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream"), fn: *fn}
+	}
+	return resp, nil
+}
+
+// tapBody copies a response body as it is read and hands the JSON-RPC
+// messages in it to fn when it ends.
+type tapBody struct {
+	rc   io.ReadCloser
+	sse  bool
+	fn   func([]byte)
+	buf  bytes.Buffer
+	over bool
+	done bool
+}
+
+func (b *tapBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if n > 0 && !b.over {
+		if b.buf.Len()+n > maxSniff {
+			b.over = true
+			b.buf.Reset()
+		} else {
+			b.buf.Write(p[:n])
+		}
+		if b.sse && !b.over {
+			b.events(false)
+		}
+	}
+	if err != nil {
+		b.flush()
+	}
+	return n, err
+}
+
+func (b *tapBody) Close() error {
+	b.flush()
+	return b.rc.Close()
+}
+
+func (b *tapBody) flush() {
+	if b.done || b.over {
+		return
+	}
+	b.done = true
+	if b.sse {
+		b.events(true)
+		return
+	}
+	b.fn(bytes.TrimSpace(b.buf.Bytes()))
+}
+
+// events hands over each complete server-sent event in the buffer (all of
+// it at the end), before the SDK reads it: the data lines of an event make
+// one message.
+func (b *tapBody) events(final bool) {
+	for {
+		data := b.buf.Bytes()
+		end, skip := bytes.Index(data, []byte("\n\n")), 2
+		if i := bytes.Index(data, []byte("\r\n\r\n")); i >= 0 && (end < 0 || i < end) {
+			end, skip = i, 4
+		}
+		if end < 0 {
+			if !final || len(bytes.TrimSpace(data)) == 0 {
+				return
+			}
+			end, skip = len(data), 0
+		}
+		var lines []string
+		for _, line := range strings.Split(string(data[:end]), "\n") {
+			line = strings.TrimSuffix(line, "\r")
+			if rest, ok := strings.CutPrefix(line, "data:"); ok {
+				lines = append(lines, strings.TrimPrefix(rest, " "))
+			}
+		}
+		b.buf.Next(end + skip)
+		if len(lines) > 0 {
+			b.fn([]byte(strings.Join(lines, "\n")))
+		}
+	}
+}

@@ -1,0 +1,339 @@
+package mcp
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unicode/utf8"
+)
+
+// process is a stdio server's subprocess. It runs in its own process group,
+// so that what it starts (npx starts node) is shut down with it.
+type process struct {
+	cmd    *exec.Cmd
+	stdin  *os.File // our end of the server's stdin
+	stdout *os.File // our end of the server's stdout
+	filter *stdoutFilter
+	log    *capBuffer
+
+	exited  chan struct{} // closed when the process has been reaped
+	waitErr error         // set before exited is closed
+}
+
+// startProcess starts argv in dir with env. Its stderr goes to log.
+func startProcess(argv []string, dir string, env []string, log *capBuffer, frameLimit int) (*process, error) {
+	if len(argv) == 0 || argv[0] == "" {
+		return nil, errors.New("empty command")
+	}
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("stdin pipe: %w", err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, fmt.Errorf("stdout pipe: %w", err)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Env = env
+	cmd.Stdin = inR
+	cmd.Stdout = outW
+	cmd.Stderr = log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A grandchild that keeps stderr open must not hold Wait forever.
+	cmd.WaitDelay = 2 * time.Second
+	err = cmd.Start()
+	// The child has its own copies now (or never started).
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		return nil, err
+	}
+	p := &process{
+		cmd:    cmd,
+		stdin:  inW,
+		stdout: outR,
+		filter: newStdoutFilter(outR, frameLimit, log),
+		log:    log,
+		exited: make(chan struct{}),
+	}
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.exited)
+	}()
+	return p, nil
+}
+
+// exitStatus describes how the process ended, or "" while it runs.
+func (p *process) exitStatus() string {
+	select {
+	case <-p.exited:
+	default:
+		return ""
+	}
+	if p.waitErr == nil {
+		return "exit status 0"
+	}
+	var ee *exec.ExitError
+	if errors.As(p.waitErr, &ee) {
+		return ee.Error()
+	}
+	return p.waitErr.Error()
+}
+
+// waitExit waits up to d for the process to end and reports whether it has.
+func (p *process) waitExit(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-p.exited:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// stop shuts the process down as the MCP spec asks: close its stdin, wait,
+// SIGTERM, wait, SIGKILL; then kills what is left of its process group.
+func (p *process) stop(grace time.Duration) {
+	p.stdin.Close()
+	pgid := p.cmd.Process.Pid
+	if !p.waitExit(grace) {
+		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		if !p.waitExit(grace) {
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			<-p.exited
+		}
+	}
+	// Children the server left behind in its group.
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	p.stdout.Close()
+}
+
+// capBuffer keeps the beginning and the end of what is written to it, at
+// most limit bytes in all, and counts what it had to drop.
+type capBuffer struct {
+	mu      sync.Mutex
+	headCap int
+	tailCap int
+	head    []byte
+	tail    []byte
+	total   int64
+}
+
+func newCapBuffer(limit int) *capBuffer {
+	if limit < 64 {
+		limit = 64
+	}
+	return &capBuffer{headCap: limit / 4, tailCap: limit - limit/4}
+}
+
+// Write keeps p, or the parts of it that fit.
+func (b *capBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.total += int64(len(p))
+	rest := p
+	if n := b.headCap - len(b.head); n > 0 {
+		n = min(n, len(rest))
+		b.head = append(b.head, rest[:n]...)
+		rest = rest[n:]
+	}
+	if len(rest) > 0 {
+		b.tail = append(b.tail, rest...)
+		if len(b.tail) > 2*b.tailCap {
+			b.tail = append(b.tail[:0:0], b.tail[len(b.tail)-b.tailCap:]...)
+		}
+	}
+	return len(p), nil
+}
+
+// note writes a line of the harness's own into the log.
+func (b *capBuffer) note(format string, args ...any) {
+	fmt.Fprintf(b, "[bench] "+format+"\n", args...)
+}
+
+// String returns what was kept, with a line saying how much was cut.
+func (b *capBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	tail := b.tail
+	if len(tail) > b.tailCap {
+		tail = tail[len(tail)-b.tailCap:]
+	}
+	cut := b.total - int64(len(b.head)) - int64(len(tail))
+	if cut <= 0 {
+		return string(b.head) + string(tail)
+	}
+	return fmt.Sprintf("%s\n[bench] ... %d bytes of stderr cut ...\n%s", b.head, cut, tail)
+}
+
+// lastLines returns at most n of the last lines kept, for error messages.
+func (b *capBuffer) lastLines(n int, maxBytes int) string {
+	s := strings.TrimRight(b.String(), "\n")
+	if s == "" {
+		return ""
+	}
+	if len(s) > maxBytes {
+		s = s[len(s)-maxBytes:]
+		for len(s) > 0 && !utf8.RuneStart(s[0]) {
+			s = s[1:]
+		}
+	}
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// stdoutFilter sits between a stdio server's stdout and the SDK. It passes
+// each line that is a JSON-RPC message and drops, with a note in the log,
+// anything else (a stray print, a banner, a line over the frame limit),
+// which would otherwise break the connection for the rest of the attempt.
+type stdoutFilter struct {
+	r     *bufio.Reader
+	limit int
+	log   *capBuffer
+
+	pending []byte
+
+	dropped  atomic.Int64
+	lastDrop atomic.Value // string
+
+	// sniff, when set, sees every line passed while tools are listed.
+	sniff atomic.Pointer[func([]byte)]
+}
+
+func newStdoutFilter(r io.Reader, limit int, log *capBuffer) *stdoutFilter {
+	return &stdoutFilter{r: bufio.NewReaderSize(r, 64*1024), limit: limit, log: log}
+}
+
+// Read implements io.Reader for the SDK's transport.
+func (f *stdoutFilter) Read(p []byte) (int, error) {
+	for len(f.pending) == 0 {
+		line, size, err := f.readLine()
+		if line != nil {
+			if f.accept(line) {
+				f.pending = append(line, '\n')
+			}
+		} else if size > 0 {
+			f.drop(fmt.Sprintf("a stdout line of %d bytes, over the %d-byte limit for one message", size, f.limit))
+		}
+		if err != nil && len(f.pending) == 0 {
+			return 0, err
+		}
+		if err != nil {
+			break
+		}
+	}
+	n := copy(p, f.pending)
+	f.pending = f.pending[n:]
+	return n, nil
+}
+
+// Close does nothing: the pipe is closed when the process is stopped.
+func (f *stdoutFilter) Close() error { return nil }
+
+// readLine returns the next line without its end, or (nil, size) for a line
+// longer than the limit, which is consumed and dropped.
+func (f *stdoutFilter) readLine() ([]byte, int, error) {
+	var buf []byte
+	size := 0
+	over := false
+	for {
+		chunk, err := f.r.ReadSlice('\n')
+		size += len(chunk)
+		if !over {
+			if len(buf)+len(chunk) > f.limit+2 {
+				over = true
+				buf = nil
+			} else {
+				buf = append(buf, chunk...)
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if over {
+			return nil, size, err
+		}
+		buf = bytes.TrimRight(buf, "\r\n")
+		if len(buf) == 0 && err == nil {
+			size = 0
+			continue // blank line
+		}
+		if len(buf) == 0 {
+			return nil, 0, err
+		}
+		return buf, size, err
+	}
+}
+
+// accept reports whether line is a JSON-RPC message (or batch).
+func (f *stdoutFilter) accept(line []byte) bool {
+	trimmed := bytes.TrimSpace(line)
+	ok := false
+	switch {
+	case len(trimmed) > 0 && trimmed[0] == '[':
+		ok = json.Valid(trimmed)
+	case len(trimmed) > 0 && trimmed[0] == '{':
+		var probe struct {
+			JSONRPC string `json:"jsonrpc"`
+		}
+		ok = json.Unmarshal(trimmed, &probe) == nil && probe.JSONRPC == "2.0"
+	}
+	if !ok {
+		f.drop(fmt.Sprintf("a stdout line that is not a JSON-RPC message (%d bytes): %q", len(line), clip(string(line), 200)))
+		return false
+	}
+	if s := f.sniff.Load(); s != nil {
+		(*s)(trimmed)
+	}
+	return true
+}
+
+func (f *stdoutFilter) drop(what string) {
+	f.dropped.Add(1)
+	f.lastDrop.Store(what)
+	f.log.note("dropped %s", what)
+}
+
+// droppedSince describes the lines dropped after the count was n, or "".
+func (f *stdoutFilter) droppedSince(n int64) string {
+	d := f.dropped.Load() - n
+	if d <= 0 {
+		return ""
+	}
+	last, _ := f.lastDrop.Load().(string)
+	if d == 1 {
+		return fmt.Sprintf("meanwhile the server wrote %s, which was dropped", last)
+	}
+	return fmt.Sprintf("meanwhile the server wrote %d lines that are not JSON-RPC messages, which were dropped (the last: %s)", d, last)
+}
+
+// clip shortens s to at most n bytes on a character boundary.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
+}

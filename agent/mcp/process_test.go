@@ -1,0 +1,87 @@
+package mcp
+
+import (
+	"io"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func TestCapBuffer(t *testing.T) {
+	b := newCapBuffer(100)
+	b.Write([]byte(strings.Repeat("h", 25)))
+	b.Write([]byte(strings.Repeat("m", 999) + "\n"))
+	b.Write([]byte("the end\n"))
+	s := b.String()
+	if !strings.HasPrefix(s, strings.Repeat("h", 25)+"\n[bench] ... 933 bytes of stderr cut ...\n") || !strings.HasSuffix(s, "mmm\nthe end\n") {
+		t.Errorf("String = %q", s)
+	}
+	if got := b.lastLines(1, 100); got != "the end" {
+		t.Errorf("lastLines = %q", got)
+	}
+	small := newCapBuffer(100)
+	small.Write([]byte("short\n"))
+	if small.String() != "short\n" {
+		t.Errorf("String = %q", small.String())
+	}
+}
+
+func TestStdoutFilter(t *testing.T) {
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"result":{}}`,
+		`Server running on stdio`,
+		``,
+		`{"not":"jsonrpc"}`,
+		`{"jsonrpc":"2.0","id":2,` + strings.Repeat(" ", 200) + `"result":{}}`, // over the limit
+		`[{"jsonrpc":"2.0","id":3,"result":{}}]`,
+		`{"jsonrpc":"2.0","id":4,"result":{}}`, // no final newline
+	}, "\r\n")
+	log := newCapBuffer(4096)
+	f := newStdoutFilter(strings.NewReader(in), 100, log)
+	out, err := io.ReadAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"jsonrpc":"2.0","id":1,"result":{}}` + "\n" + `[{"jsonrpc":"2.0","id":3,"result":{}}]` + "\n" + `{"jsonrpc":"2.0","id":4,"result":{}}` + "\n"
+	if string(out) != want {
+		t.Errorf("passed:\n%s\nwant:\n%s", out, want)
+	}
+	if n := f.dropped.Load(); n != 3 {
+		t.Errorf("dropped %d lines, want 3", n)
+	}
+	notes := log.String()
+	for _, w := range []string{`(23 bytes): "Server running on stdio"`, `"{\"not\":\"jsonrpc\"}"`, "a stdout line of 238 bytes, over the 100-byte limit"} {
+		if !strings.Contains(notes, w) {
+			t.Errorf("notes lack %q:\n%s", w, notes)
+		}
+	}
+	if d := f.droppedSince(2); !strings.Contains(d, "meanwhile the server wrote a stdout line of 238 bytes") {
+		t.Errorf("droppedSince = %q", d)
+	}
+}
+
+func TestFormatResult(t *testing.T) {
+	size := int64(7)
+	tests := []struct {
+		name  string
+		res   *sdk.CallToolResult
+		limit int
+		want  string
+	}{
+		{"empty", &sdk.CallToolResult{}, 100, "(the tool returned no content)"},
+		{"text", &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "a"}, &sdk.TextContent{Text: "b"}}}, 100, "a\nb"},
+		{"image without type", &sdk.CallToolResult{Content: []sdk.Content{&sdk.ImageContent{Data: []byte{1, 2}}}}, 100, "[image, 2 bytes]"},
+		{"link", &sdk.CallToolResult{Content: []sdk.Content{&sdk.ResourceLink{URI: "x:/y", Size: &size}}}, 100, "[resource link x:/y (7 bytes)]"},
+		{"structured after non-text", &sdk.CallToolResult{Content: []sdk.Content{&sdk.AudioContent{MIMEType: "audio/ogg"}}, StructuredContent: map[string]any{"k": 1}}, 100,
+			"[audio/ogg, 0 bytes]\n{\"k\":1}"},
+		{"structured ignored beside text", &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "t"}}, StructuredContent: map[string]any{"k": 1}}, 100, "t"},
+		{"cut", &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.Repeat("é", 10)}}}, 5,
+			"éé\n[bench: result cut: showing the first 4 of 20 bytes]"},
+	}
+	for _, tt := range tests {
+		if got := formatResult(tt.res, tt.limit); got != tt.want {
+			t.Errorf("%s: formatResult = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,237 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/benchhq/bench/agent"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Tool is one of a server's tools, offered to the model. It implements
+// agent.Tool.
+type Tool struct {
+	conn *Conn
+	spec agent.Spec
+	info ToolInfo
+}
+
+var _ agent.Tool = (*Tool)(nil)
+
+// Spec returns the tool as the model and the policy see it.
+func (t *Tool) Spec() agent.Spec { return t.spec }
+
+// Info returns what is known about the tool, for storage.
+func (t *Tool) Info() ToolInfo { return t.info }
+
+// Call calls the tool on the server with arguments already validated
+// against its schema. Every failure of the server is an error observation
+// (a Result with IsError); the error return is only for the attempt's own
+// context ending.
+func (t *Tool) Call(ctx context.Context, args map[string]any) (agent.Result, error) {
+	c := t.conn
+	if why := c.unavailable(); why != "" {
+		return errorResult("%s cannot be called: %s; the tools of server %q are unavailable for the rest of this attempt", t.spec.Name, why, c.srv.Name), nil
+	}
+	if err := ctx.Err(); err != nil {
+		return agent.Result{}, fmt.Errorf("call %s: %w", t.spec.Name, err)
+	}
+	var dropped0 int64
+	if c.proc != nil {
+		dropped0 = c.proc.filter.dropped.Load()
+	}
+	cctx, cancel := context.WithTimeout(ctx, c.callTimeout)
+	defer cancel()
+	if args == nil {
+		args = map[string]any{}
+	}
+	res, err := c.session.CallTool(cctx, &sdk.CallToolParams{Name: t.info.Tool, Arguments: args})
+	if err != nil {
+		if ctx.Err() != nil {
+			return agent.Result{}, fmt.Errorf("call %s: %w", t.spec.Name, ctx.Err())
+		}
+		return agent.Result{Text: t.failure(cctx, err, dropped0), IsError: true}, nil
+	}
+	return agent.Result{Text: formatResult(res, c.opts.ResultLimit), IsError: res.IsError}, nil
+}
+
+func errorResult(format string, args ...any) agent.Result {
+	return agent.Result{Text: fmt.Sprintf(format, args...), IsError: true}
+}
+
+// failure describes a failed call for the model, and marks the connection
+// broken when the server is gone.
+func (t *Tool) failure(cctx context.Context, err error, dropped0 int64) string {
+	c := t.conn
+	var notes []string
+	if c.proc != nil {
+		if d := c.proc.filter.droppedSince(dropped0); d != "" {
+			notes = append(notes, d)
+		}
+	}
+	suffix := ""
+	if len(notes) > 0 {
+		suffix = " (" + strings.Join(notes, "; ") + ")"
+	}
+	var rpcErr *jsonrpc.Error
+	switch {
+	case errors.Is(cctx.Err(), context.DeadlineExceeded):
+		return fmt.Sprintf("%s: server %q did not answer within %s; the call was abandoned%s", t.spec.Name, c.srv.Name, c.callTimeout, suffix)
+	case errors.As(err, &rpcErr) && !localCode(rpcErr.Code):
+		return fmt.Sprintf("%s: server %q answered with a protocol error (code %d): %s%s", t.spec.Name, c.srv.Name, rpcErr.Code, clip(rpcErr.Message, 2000), suffix)
+	}
+	// Anything else is a transport failure: the SDK's first error for a
+	// server that died is a bare EOF.
+	if c.proc != nil {
+		// A server that closed its stdout is almost always exiting: give it
+		// time to be reaped, so that the observation can say how it ended.
+		wait := time.Second
+		if errors.Is(err, io.EOF) || errors.Is(err, sdk.ErrConnectionClosed) {
+			wait = 5 * time.Second
+		}
+		if c.proc.waitExit(wait) {
+			why := fmt.Sprintf("the server exited during the call (%s)", c.proc.exitStatus())
+			c.markBroken(why)
+			return fmt.Sprintf("%s: %s; the tools of server %q are unavailable for the rest of this attempt%s", t.spec.Name, why, c.srv.Name, suffix)
+		}
+		if errors.Is(err, io.EOF) || errors.Is(err, sdk.ErrConnectionClosed) {
+			why := fmt.Sprintf("the connection to the server was lost (%v)", err)
+			c.markBroken(why)
+			return fmt.Sprintf("%s: %s; the tools of server %q are unavailable for the rest of this attempt%s", t.spec.Name, why, c.srv.Name, suffix)
+		}
+	}
+	return fmt.Sprintf("%s: the call to server %q failed: %s%s", t.spec.Name, c.srv.Name, clip(err.Error(), 2000), suffix)
+}
+
+// localCode reports whether a JSON-RPC error code is one the SDK makes up
+// on this side (the transport rejected the request, the client is closing),
+// not one the server sent.
+func localCode(code int64) bool {
+	return code == -32005 || code == -32003
+}
+
+// formatResult turns a tool result into the text the model reads: text
+// content as is, other content summarised, structured content appended
+// when there is no text, everything cut at limit bytes with a note.
+func formatResult(res *sdk.CallToolResult, limit int) string {
+	w := &cappedText{limit: limit}
+	hasText := false
+	for i, c := range res.Content {
+		if i > 0 {
+			w.WriteString("\n")
+		}
+		switch v := c.(type) {
+		case *sdk.TextContent:
+			hasText = true
+			w.WriteString(v.Text)
+		case *sdk.ImageContent:
+			fmt.Fprintf(w, "[%s, %d bytes]", orDefault(v.MIMEType, "image"), len(v.Data))
+		case *sdk.AudioContent:
+			fmt.Fprintf(w, "[%s, %d bytes]", orDefault(v.MIMEType, "audio"), len(v.Data))
+		case *sdk.ResourceLink:
+			w.WriteString(describeLink(v))
+		case *sdk.EmbeddedResource:
+			r := v.Resource
+			switch {
+			case r == nil:
+				w.WriteString("[embedded resource without contents]")
+			case r.Blob != nil:
+				fmt.Fprintf(w, "[resource %s: %s, %d bytes]", r.URI, orDefault(r.MIMEType, "binary"), len(r.Blob))
+			default:
+				hasText = true
+				fmt.Fprintf(w, "[resource %s (%s)]\n", r.URI, orDefault(r.MIMEType, "text"))
+				w.WriteString(r.Text)
+			}
+		default:
+			fmt.Fprintf(w, "[content of an unexpected kind: %T]", c)
+		}
+	}
+	if !hasText && res.StructuredContent != nil {
+		b, err := json.Marshal(res.StructuredContent)
+		if err == nil {
+			if len(res.Content) > 0 {
+				w.WriteString("\n")
+			}
+			w.Write(b)
+		}
+	}
+	if w.total == 0 {
+		if res.IsError {
+			return "(the tool reported an error without saying what)"
+		}
+		return "(the tool returned no content)"
+	}
+	return w.String()
+}
+
+func describeLink(l *sdk.ResourceLink) string {
+	var parts []string
+	if l.Name != "" {
+		parts = append(parts, l.Name)
+	}
+	if l.MIMEType != "" {
+		parts = append(parts, l.MIMEType)
+	}
+	if l.Size != nil {
+		parts = append(parts, fmt.Sprintf("%d bytes", *l.Size))
+	}
+	s := "[resource link " + l.URI
+	if len(parts) > 0 {
+		s += " (" + strings.Join(parts, ", ") + ")"
+	}
+	if l.Description != "" {
+		s += ": " + l.Description
+	}
+	return s + "]"
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// cappedText keeps the first limit bytes written and counts the rest.
+type cappedText struct {
+	limit int
+	b     strings.Builder
+	total int
+}
+
+func (w *cappedText) Write(p []byte) (int, error) {
+	w.total += len(p)
+	if room := w.limit - w.b.Len(); room > 0 {
+		w.b.Write(p[:min(room, len(p))])
+	}
+	return len(p), nil
+}
+
+func (w *cappedText) WriteString(s string) {
+	w.total += len(s)
+	if room := w.limit - w.b.Len(); room > 0 {
+		w.b.WriteString(s[:min(room, len(s))])
+	}
+}
+
+func (w *cappedText) String() string {
+	s := w.b.String()
+	if w.total <= w.limit {
+		return s
+	}
+	// Do not end in the middle of a character.
+	for i := 0; i < utf8.UTFMax-1 && len(s) > 0; i++ {
+		if r, size := utf8.DecodeLastRuneInString(s); r != utf8.RuneError || size > 1 {
+			break
+		}
+		s = s[:len(s)-1]
+	}
+	return fmt.Sprintf("%s\n[bench: result cut: showing the first %d of %d bytes]", s, len(s), w.total)
+}

@@ -1,0 +1,497 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/benchhq/bench/agent"
+	"github.com/benchhq/bench/agent/mcp"
+	"github.com/benchhq/bench/servers/issuetracker"
+	"github.com/benchhq/bench/tasks"
+)
+
+const mcpUsage = `Usage:
+  bench mcp inspect [flags] -- COMMAND [ARGS...]   a stdio server
+  bench mcp inspect [flags] --url URL              a Streamable HTTP server
+  bench mcp inspect --task DIR [--server NAME]     a server as a task declares it
+  bench mcp serve issues --file PATH               the example issue tracker, over stdio
+`
+
+const inspectUsage = `Usage: bench mcp inspect [flags] -- COMMAND [ARGS...]
+       bench mcp inspect [flags] --url URL
+       bench mcp inspect --task DIR [--server NAME]
+
+Connects to an MCP server the way a run would, and shows the negotiated
+protocol, the server's name and version, every tool with its schema, the
+permission class that would apply, the server's annotations (recorded, never
+trusted), flags on suspicious descriptions, and what would not be offered
+and why. Placeholders: {workspace} is the current folder (with --task, a
+fresh copy of the task's workspace), {task} and {data} need --task, {bench}
+is this executable.
+
+Flags:
+`
+
+// cmdMCP runs `bench mcp inspect` and `bench mcp serve` and returns the
+// exit status: 0 for success, 1 for a failure, 2 for a usage error.
+func cmdMCP(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, mcpUsage)
+		return 2
+	}
+	switch args[0] {
+	case "inspect":
+		return cmdMCPInspect(ctx, args[1:], stdout, stderr)
+	case "serve":
+		return cmdMCPServe(ctx, args[1:], stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, mcpUsage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "bench mcp: unknown subcommand %q (expected inspect or serve)\n", args[0])
+	return 2
+}
+
+// keyValues is a repeatable K=V flag.
+type keyValues struct {
+	flag string
+	m    map[string]string
+}
+
+func (kv *keyValues) String() string { return "" }
+
+func (kv *keyValues) Set(s string) error {
+	k, v, ok := strings.Cut(s, "=")
+	if !ok || strings.TrimSpace(k) == "" {
+		return fmt.Errorf("expected KEY=VALUE, got %q", s)
+	}
+	if kv.m == nil {
+		kv.m = map[string]string{}
+	}
+	kv.m[strings.TrimSpace(k)] = v
+	return nil
+}
+
+type inspectFlags struct {
+	name         string
+	url          string
+	headers      keyValues
+	env          keyValues
+	classes      keyValues
+	defaultClass string
+	task         string
+	server       string
+	timeout      time.Duration
+	asJSON       bool
+}
+
+func cmdMCPInspect(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var f inspectFlags
+	fs := flag.NewFlagSet("mcp inspect", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&f.name, "name", "server", "the server's name: its tools are shown as NAME__TOOL")
+	fs.StringVar(&f.url, "url", "", "URL of a Streamable HTTP server")
+	fs.Var(&f.headers, "header", "HTTP header `K=V` sent to a --url server (repeatable)")
+	fs.Var(&f.env, "env", "environment variable `K=V` for a stdio server (repeatable)")
+	fs.Var(&f.classes, "class", "permission class of a tool, `tool=class` by the server's tool name (repeatable)")
+	fs.StringVar(&f.defaultClass, "default-class", "", "permission class of tools that --class does not name (default: none, denied)")
+	fs.StringVar(&f.task, "task", "", "task folder: inspect a server its task.toml declares")
+	fs.StringVar(&f.server, "server", "", "with --task: the name of the server to inspect (default: the only one)")
+	fs.DurationVar(&f.timeout, "timeout", mcp.DefaultStartTimeout, "how long to wait for the server to start and list its tools")
+	fs.BoolVar(&f.asJSON, "json", false, "print JSON (info, tools, notes) instead of text")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, inspectUsage)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return 0
+		}
+		fmt.Fprintf(stderr, "bench mcp inspect: %v (see 'bench mcp inspect -h')\n", err)
+		return 2
+	}
+	srv, vars, cleanup, err := inspectTarget(&f, fs.Args())
+	if err != nil {
+		fmt.Fprintf(stderr, "bench mcp inspect: %v\n", err)
+		return 2
+	}
+	defer cleanup()
+
+	// Classes are applied here, not by Connect, so that a --class naming a
+	// tool the server lacks is a warning and not a failure.
+	classes := srv.Classes
+	srv.Classes = nil
+	opts := mcp.Options{StartTimeout: f.timeout, OtherTools: builtinNames()}
+	conn, err := mcp.Connect(ctx, srv, vars, opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "bench mcp inspect: %v\n", err)
+		return 1
+	}
+	log := conn.Close()
+	report := newInspectReport(srv, classes, conn)
+	if f.asJSON {
+		report.Stderr = log
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(report); err != nil {
+			fmt.Fprintf(stderr, "bench mcp inspect: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+	report.write(stdout)
+	if strings.TrimSpace(log) != "" {
+		fmt.Fprintf(stderr, "--- the server's stderr:\n%s", log)
+		if !strings.HasSuffix(log, "\n") {
+			fmt.Fprintln(stderr)
+		}
+	}
+	return 0
+}
+
+// inspectTarget builds the server declaration and placeholder values from
+// the flags. cleanup removes any temporary workspace.
+func inspectTarget(f *inspectFlags, rest []string) (tasks.Server, mcp.Vars, func(), error) {
+	nop := func() {}
+	wd, err := os.Getwd()
+	if err != nil {
+		return tasks.Server{}, mcp.Vars{}, nop, err
+	}
+	// Bench is left to Connect: this executable.
+	vars := mcp.Vars{Workspace: wd}
+	var srv tasks.Server
+	switch {
+	case f.task != "":
+		if f.url != "" || len(rest) > 0 {
+			return srv, vars, nop, errors.New("--task inspects a declared server: give no --url and no command")
+		}
+		t, err := tasks.Load(f.task)
+		if err != nil {
+			return srv, vars, nop, err
+		}
+		if srv, err = pickServer(t, f.server); err != nil {
+			return srv, vars, nop, err
+		}
+		ws, err := os.MkdirTemp("", "bench-inspect-")
+		if err != nil {
+			return srv, vars, nop, err
+		}
+		cleanup := func() { os.RemoveAll(ws) }
+		if err := t.CopyWorkspace(ws); err != nil {
+			cleanup()
+			return srv, vars, nop, fmt.Errorf("copy the workspace of %s: %w", t.ID, err)
+		}
+		vars = mcp.Vars{Task: t.Dir, Workspace: ws, Data: t.DataDir()}
+		applyFlagOverrides(&srv, f)
+		return srv, vars, cleanup, nil
+	case f.url != "" && len(rest) > 0:
+		return srv, vars, nop, errors.New("give either --url URL or a command after --, not both")
+	case f.url != "":
+		srv = tasks.Server{Name: f.name, URL: f.url, Headers: f.headers.m}
+	case len(rest) > 0:
+		srv = tasks.Server{Name: f.name, Command: rest[0], Args: rest[1:], Env: f.env.m}
+	default:
+		return srv, vars, nop, errors.New("give a command after -- (a stdio server) or --url URL (see 'bench mcp inspect -h')")
+	}
+	if f.server != "" {
+		return srv, vars, nop, errors.New("--server needs --task")
+	}
+	if len(f.headers.m) > 0 && f.url == "" {
+		return srv, vars, nop, errors.New("--header needs --url")
+	}
+	if len(f.env.m) > 0 && f.url != "" {
+		return srv, vars, nop, errors.New("--env is for a stdio server, not --url")
+	}
+	if srv.Name == "" || strings.Contains(srv.Name, mcp.Separator) || strings.ContainsAny(srv.Name, " \t/") {
+		return srv, vars, nop, fmt.Errorf("--name %q: expected letters, digits, '-' or '_' (no '__')", srv.Name)
+	}
+	srv.DefaultClass = f.defaultClass
+	srv.Classes = f.classes.m
+	return srv, vars, nop, nil
+}
+
+// applyFlagOverrides lets --class and --default-class change a declared
+// server's classes, to try a setup before writing it down.
+func applyFlagOverrides(srv *tasks.Server, f *inspectFlags) {
+	if f.defaultClass != "" {
+		srv.DefaultClass = f.defaultClass
+	}
+	if len(f.classes.m) > 0 {
+		c := map[string]string{}
+		for k, v := range srv.Classes {
+			c[k] = v
+		}
+		for k, v := range f.classes.m {
+			c[k] = v
+		}
+		srv.Classes = c
+	}
+}
+
+func pickServer(t *tasks.Task, name string) (tasks.Server, error) {
+	var names []string
+	for _, s := range t.Servers {
+		if s.Name == name || (name == "" && len(t.Servers) == 1) {
+			return s, nil
+		}
+		names = append(names, s.Name)
+	}
+	switch {
+	case len(names) == 0:
+		return tasks.Server{}, fmt.Errorf("task %s declares no [[servers]]", t.ID)
+	case name == "":
+		return tasks.Server{}, fmt.Errorf("task %s declares %d servers (%s): choose one with --server", t.ID, len(names), strings.Join(names, ", "))
+	}
+	return tasks.Server{}, fmt.Errorf("task %s declares no server %q (it declares: %s)", t.ID, name, strings.Join(names, ", "))
+}
+
+// builtinNames are the names of the harness's own tools, so that a
+// description mentioning one is flagged.
+func builtinNames() []string {
+	dir, err := os.MkdirTemp("", "bench-names-")
+	if err != nil {
+		return nil
+	}
+	defer os.RemoveAll(dir)
+	ws, err := agent.NewWorkspace(dir)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, t := range agent.Builtins(ws, agent.BuiltinOptions{}) {
+		out = append(out, t.Spec().Name)
+	}
+	return out
+}
+
+// inspectReport is what `bench mcp inspect` shows.
+type inspectReport struct {
+	Info     mcp.Info          `json:"info"`
+	Tools    []inspectTool     `json:"tools"`
+	Warnings []string          `json:"warnings,omitempty"`
+	Flags    []mcp.Flag        `json:"instructions_flags,omitempty"`
+	Classes  map[string]string `json:"-"`
+	Stderr   string            `json:"stderr,omitempty"`
+}
+
+type inspectTool struct {
+	mcp.ToolInfo
+	ClassSource string `json:"class_source"`
+}
+
+func newInspectReport(srv tasks.Server, classes map[string]string, conn *mcp.Conn) *inspectReport {
+	r := &inspectReport{Info: conn.Info()}
+	listed := map[string]bool{}
+	for _, ti := range conn.Catalog() {
+		listed[ti.Tool] = true
+		it := inspectTool{ToolInfo: ti}
+		switch cl, ok := classes[ti.Tool]; {
+		case ok:
+			it.Class, it.ClassSource = agent.Class(cl), "classes"
+		case srv.DefaultClass != "":
+			it.Class, it.ClassSource = agent.Class(srv.DefaultClass), "default class"
+		default:
+			it.Class, it.ClassSource = "", "none"
+		}
+		r.Tools = append(r.Tools, it)
+	}
+	for _, name := range slices.Sorted(maps.Keys(classes)) {
+		if !listed[name] {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("a class is given to %q, which the server does not offer (a run would refuse this)", name))
+		}
+	}
+	for _, name := range srv.Tools {
+		if !listed[name] {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("the tools allow-list names %q, which the server does not offer (a run would refuse this)", name))
+		}
+	}
+	if r.Info.Instructions != "" {
+		r.Flags = mcp.FlagDescription("instructions", r.Info.Instructions, nil)
+	}
+	return r
+}
+
+func (r *inspectReport) write(w io.Writer) {
+	offered, excluded, skipped := 0, 0, 0
+	for _, t := range r.Tools {
+		switch {
+		case t.Offered:
+			offered++
+		case t.Excluded:
+			excluded++
+		default:
+			skipped++
+		}
+	}
+	fmt.Fprintf(w, "server      %s (%s)\n", r.Info.Name, r.Info.Transport)
+	fmt.Fprintf(w, "protocol    %s\n", r.Info.ProtocolVersion)
+	fmt.Fprintf(w, "implements  %s %s\n", orNone(r.Info.ServerName), r.Info.ServerVersion)
+	fmt.Fprintf(w, "tools       %d listed: %d offered", len(r.Tools), offered)
+	if excluded > 0 {
+		fmt.Fprintf(w, ", %d left out by the allow-list", excluded)
+	}
+	if skipped > 0 {
+		fmt.Fprintf(w, ", %d not offered (see below)", skipped)
+	}
+	fmt.Fprintln(w)
+	if r.Info.Instructions != "" {
+		fmt.Fprintf(w, "instructions (untrusted, never shown to the model):\n%s\n", indentText(r.Info.Instructions, "  "))
+		writeFlags(w, r.Flags)
+	}
+	for _, t := range r.Tools {
+		fmt.Fprintf(w, "\n%s", t.Name)
+		if !t.Offered {
+			fmt.Fprint(w, "  [NOT OFFERED]")
+		}
+		fmt.Fprintln(w)
+		if !t.Offered {
+			fmt.Fprintf(w, "  why          %s\n", t.Reason)
+		}
+		switch t.ClassSource {
+		case "none":
+			fmt.Fprintf(w, "  class        (none: the policy denies every call)\n")
+		default:
+			fmt.Fprintf(w, "  class        %s (from %s)\n", t.Class, t.ClassSource)
+		}
+		if t.Title != "" {
+			fmt.Fprintf(w, "  title        %s\n", oneLine(t.Title))
+		}
+		if t.Description != "" {
+			fmt.Fprintf(w, "  description  %s\n", strings.TrimLeft(indentText(t.Description, "               "), " "))
+		}
+		if a := t.Annotations; a != nil {
+			fmt.Fprintf(w, "  annotations  readOnlyHint=%v destructiveHint=%s idempotentHint=%v openWorldHint=%s (recorded, never trusted)\n",
+				a.ReadOnlyHint, optBool(a.DestructiveHint), a.IdempotentHint, optBool(a.OpenWorldHint))
+		}
+		writeFlags(w, t.Flags)
+		fmt.Fprintf(w, "  schema       %s\n", strings.TrimLeft(indentText(prettyJSON(t.InputSchema), "               "), " "))
+	}
+	if len(r.Warnings) > 0 {
+		fmt.Fprintln(w, "\nwarnings:")
+		for _, s := range r.Warnings {
+			fmt.Fprintf(w, "  %s\n", s)
+		}
+	}
+}
+
+func writeFlags(w io.Writer, flags []mcp.Flag) {
+	if len(flags) == 0 {
+		fmt.Fprintf(w, "  flags        none\n")
+		return
+	}
+	fmt.Fprintf(w, "  flags        %d (shown for review; they grant and block nothing)\n", len(flags))
+	for _, f := range flags {
+		fmt.Fprintf(w, "    - %s in %s: %s\n", f.Kind, f.Where, oneLine(f.Excerpt))
+	}
+}
+
+func optBool(b *bool) string {
+	if b == nil {
+		return "unset"
+	}
+	return fmt.Sprint(*b)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(no name given)"
+	}
+	return s
+}
+
+// oneLine shows untrusted text on one line, with invisible characters made
+// visible.
+func oneLine(s string) string {
+	return visible(strings.Join(strings.Fields(s), " "))
+}
+
+// indentText shows untrusted multi-line text, indented, with invisible
+// characters made visible.
+func indentText(s, prefix string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = prefix + visible(l)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// visible escapes, as <U+XXXX>, the characters of untrusted text that a
+// terminal would not show or would show misleadingly: control and format
+// characters (zero-width, bidi, tags) and variation selectors.
+func visible(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		switch {
+		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD"):
+			fmt.Fprintf(&b, "<byte %#x>", s[i])
+		case r == '\t':
+			b.WriteRune(r)
+		case unicode.IsControl(r), unicode.Is(unicode.Cf, r),
+			r >= 0xFE00 && r <= 0xFE0F, r >= 0xE0100 && r <= 0xE01EF:
+			fmt.Fprintf(&b, "<U+%04X>", r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func prettyJSON(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return "(none: any object)"
+	}
+	var b bytes.Buffer
+	if err := json.Indent(&b, raw, "", "  "); err != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+// cmdMCPServe serves one of the project's own MCP servers over stdio.
+func cmdMCPServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] != "issues" {
+		fmt.Fprintln(stderr, "bench mcp serve: expected a server name: issues (usage: bench mcp serve issues --file PATH)")
+		return 2
+	}
+	fs := flag.NewFlagSet("mcp serve issues", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	file := fs.String("file", "", "the issue file (JSON)")
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(stdout, "Usage: bench mcp serve issues --file PATH\n\nServes the issue tracker in PATH over stdio (tools list_issues, get_issue, search_issues).")
+			return 0
+		}
+		fmt.Fprintf(stderr, "bench mcp serve issues: %v\n", err)
+		return 2
+	}
+	if *file == "" || fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "bench mcp serve issues: expected --file PATH and nothing else")
+		return 2
+	}
+	path, err := filepath.Abs(*file)
+	if err != nil {
+		fmt.Fprintf(stderr, "bench mcp serve issues: %v\n", err)
+		return 2
+	}
+	if err := issuetracker.Serve(ctx, path, io.NopCloser(os.Stdin), nopWriteCloser{stdout}); err != nil {
+		fmt.Fprintf(stderr, "bench mcp serve issues: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

@@ -1,0 +1,213 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/benchhq/bench/servers/issuetracker"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+const mcpTestIssues = `{"issues": [
+ {"id": 5, "title": "Parser loses the last token", "state": "open", "labels": ["parser"], "body": "x"},
+ {"id": 6, "title": "Docs", "state": "closed", "labels": ["docs"], "body": "y"}]}`
+
+// builtBench builds the bench command once per test binary: the MCP tests
+// run it as a real stdio server (`bench mcp serve issues`).
+var builtBench = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "bench-bin-")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "bench")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		return "", &buildError{out: string(out), err: err}
+	}
+	return bin, nil
+})
+
+type buildError struct {
+	out string
+	err error
+}
+
+func (e *buildError) Error() string { return e.err.Error() + ": " + e.out }
+
+func benchBinary(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command to build bench with")
+	}
+	bin, err := builtBench()
+	if err != nil {
+		t.Fatalf("build bench: %v", err)
+	}
+	return bin
+}
+
+func issuesFile(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "issues.json")
+	if err := os.WriteFile(path, []byte(mcpTestIssues), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func runMCP(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := cmdMCP(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestMCPUsageErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{nil, "Usage:"},
+		{[]string{"frob"}, `unknown subcommand "frob"`},
+		{[]string{"inspect"}, "give a command after --"},
+		{[]string{"inspect", "--url", "http://127.0.0.1:1/", "--", "x"}, "not both"},
+		{[]string{"inspect", "--server", "a", "--", "x"}, "--server needs --task"},
+		{[]string{"inspect", "--header", "A=b", "--", "x"}, "--header needs --url"},
+		{[]string{"inspect", "--class", "nope", "--", "x"}, "expected KEY=VALUE"},
+		{[]string{"inspect", "--name", "a__b", "--", "x"}, `--name "a__b"`},
+		{[]string{"inspect", "--task", "/nonexistent/task"}, "no task.toml"},
+		{[]string{"serve"}, "expected a server name: issues"},
+		{[]string{"serve", "issues"}, "expected --file PATH"},
+		{[]string{"serve", "issues", "--nope"}, "flag provided but not defined: -nope"},
+	}
+	for _, tt := range tests {
+		code, _, stderr := runMCP(tt.args...)
+		if code != 2 || !strings.Contains(stderr, tt.want) {
+			t.Errorf("bench mcp %v: status %d, stderr %q; want 2 and %q", tt.args, code, stderr, tt.want)
+		}
+		if tt.args != nil && strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+			t.Errorf("bench mcp %v: more than one line: %q", tt.args, stderr)
+		}
+	}
+}
+
+func TestMCPInspectStdio(t *testing.T) {
+	bin := benchBinary(t)
+	code, out, stderr := runMCP("inspect", "--name", "issues", "--class", "list_issues=read", "--class", "nope=read",
+		"--", bin, "mcp", "serve", "issues", "--file", issuesFile(t))
+	if code != 0 {
+		t.Fatalf("status %d: %s", code, stderr)
+	}
+	for _, w := range []string{
+		"server      issues (stdio)\n",
+		"protocol    2026-07-28\n",
+		"implements  bench-issuetracker 1.0.0\n",
+		"tools       3 listed: 3 offered\n",
+		"\nissues__list_issues\n  class        read (from classes)\n",
+		"\nissues__get_issue\n  class        (none: the policy denies every call)\n",
+		"annotations  readOnlyHint=true destructiveHint=unset idempotentHint=true openWorldHint=false (recorded, never trusted)",
+		"- tool-mention in inputSchema.properties.id.description: list_issues",
+		`"enum": [`,
+		`a class is given to "nope", which the server does not offer`,
+	} {
+		if !strings.Contains(out, w) {
+			t.Errorf("inspect output lacks %q:\n%s", w, out)
+		}
+	}
+}
+
+func TestMCPInspectJSONAndFailure(t *testing.T) {
+	bin := benchBinary(t)
+	code, out, stderr := runMCP("inspect", "--json", "--default-class", "read", "--", bin, "mcp", "serve", "issues", "--file", issuesFile(t))
+	if code != 0 {
+		t.Fatalf("status %d: %s", code, stderr)
+	}
+	var r struct {
+		Info struct {
+			ProtocolVersion string `json:"protocol_version"`
+		}
+		Tools []struct {
+			Name        string
+			Class       string
+			ClassSource string `json:"class_source"`
+			Offered     bool
+			InputSchema json.RawMessage `json:"input_schema"`
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if r.Info.ProtocolVersion != "2026-07-28" || len(r.Tools) != 3 || r.Tools[0].Class != "read" || r.Tools[0].ClassSource != "default class" || len(r.Tools[0].InputSchema) == 0 {
+		t.Errorf("report = %+v", r)
+	}
+
+	code, _, stderr = runMCP("inspect", "--", bin, "mcp", "serve", "issues", "--file", "/nonexistent/issues.json")
+	if code != 1 || !strings.Contains(stderr, `mcp server "server": connect:`) || !strings.Contains(stderr, "load issues") {
+		t.Errorf("inspect of a failing server: status %d, stderr %q", code, stderr)
+	}
+}
+
+func TestMCPInspectURL(t *testing.T) {
+	tr, err := issuetracker.Parse([]byte(mcpTestIssues))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return issuetracker.NewServer(tr) }, nil)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer k" {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer ts.Close()
+	code, out, stderr := runMCP("inspect", "--url", ts.URL, "--header", "Authorization=Bearer k")
+	if code != 0 || !strings.Contains(out, "server      server (http)") || !strings.Contains(out, "server__search_issues") {
+		t.Errorf("status %d\n%s\n%s", code, out, stderr)
+	}
+}
+
+// TestMCPInspectTask inspects the example task's server exactly as the task
+// declares it: command = "{bench}" runs this bench build.
+func TestMCPInspectTask(t *testing.T) {
+	bin := benchBinary(t)
+	for _, task := range []string{"mcp-parser-issue", "mcp-timeout-issues"} {
+		cmd := exec.Command(bin, "mcp", "inspect", "--task", filepath.Join("..", "..", "tasks", "suites", "examples", task))
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%s: %v\n%s", task, err, errb.String())
+		}
+		for _, w := range []string{"server      issues (stdio)", "implements  bench-issuetracker 1.0.0", "issues__get_issue\n  class        read (from"} {
+			if !strings.Contains(out.String(), w) {
+				t.Errorf("%s: inspect lacks %q:\n%s", task, w, out.String())
+			}
+		}
+	}
+}
+
+func TestMCPServeIssuesAnswers(t *testing.T) {
+	bin := benchBinary(t)
+	ctx := context.Background()
+	cmd := exec.Command(bin, "mcp", "serve", "issues", "--file", issuesFile(t))
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "0"}, nil).Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "list_issues", Arguments: map[string]any{"label": "parser"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Content[0].(*sdk.TextContent).Text; got != "#5 [open] Parser loses the last token (labels: parser), 0 comments" {
+		t.Errorf("list_issues = %q", got)
+	}
+}
