@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -26,6 +27,11 @@ func OllamaTool(s Spec) (api.Tool, error) {
 		}
 		if r.Type != "" && r.Type != "object" {
 			return api.Tool{}, fmt.Errorf("tool %s: input schema must be an object, not %q", s.Name, r.Type)
+		}
+		if len(r.AnyOf) > 0 || len(r.OneOf) > 0 || len(r.AllOf) > 0 {
+			// Ollama's parameters are one object: alternatives at the root
+			// would reach the model as no parameters at all.
+			return api.Tool{}, fmt.Errorf("tool %s: anyOf/oneOf/allOf at the root of the input schema cannot be represented", s.Name)
 		}
 		params.Required = append(params.Required, r.Required...)
 		for _, name := range propertyNames(r) {
@@ -87,17 +93,13 @@ func (c converter) deref(s *jsonschema.Schema, path string) (*jsonschema.Schema,
 			return nil, fmt.Errorf("%s: $ref chain too long or recursive", path)
 		}
 		ref := s.Ref
-		var target *jsonschema.Schema
-		switch {
-		case strings.HasPrefix(ref, "#/$defs/"):
-			target = c.root.Defs[strings.TrimPrefix(ref, "#/$defs/")]
-		case strings.HasPrefix(ref, "#/definitions/"):
-			target = c.root.Definitions[strings.TrimPrefix(ref, "#/definitions/")]
-		case ref == "#":
+		if ref == "#" {
 			return nil, fmt.Errorf("%s: recursive $ref to the root cannot be represented", path)
-		default:
-			return nil, fmt.Errorf("%s: $ref %q is not a local definition", path, ref)
 		}
+		if !strings.HasPrefix(ref, "#/") {
+			return nil, fmt.Errorf("%s: $ref %q is not a pointer into this schema", path, ref)
+		}
+		target := pointer(c.root, ref)
 		if target == nil {
 			return nil, fmt.Errorf("%s: $ref %q points to nothing", path, ref)
 		}
@@ -123,7 +125,8 @@ func (c converter) property(s *jsonschema.Schema, path string, depth int) (api.T
 		p.Type = api.PropertyType{s.Type}
 	case len(s.Types) > 0:
 		p.Type = api.PropertyType(append([]string(nil), s.Types...))
-	case s.Const != nil:
+	}
+	if s.Const != nil {
 		p.Enum = []any{*s.Const}
 	}
 	alts := s.AnyOf
@@ -167,4 +170,57 @@ func (c converter) property(s *jsonschema.Schema, path string, depth int) (api.T
 		}
 	}
 	return p, nil
+}
+
+// pointer follows a local JSON pointer ("#/properties/a/items",
+// "#/$defs/x") through a schema, or returns nil.
+func pointer(root *jsonschema.Schema, ref string) *jsonschema.Schema {
+	parts := strings.Split(strings.TrimPrefix(ref, "#/"), "/")
+	for i := range parts {
+		parts[i] = strings.ReplaceAll(strings.ReplaceAll(parts[i], "~1", "/"), "~0", "~")
+	}
+	s := root
+	for i := 0; s != nil && i < len(parts); i++ {
+		next := func(m map[string]*jsonschema.Schema) *jsonschema.Schema {
+			if i+1 >= len(parts) {
+				return nil
+			}
+			i++
+			return m[parts[i]]
+		}
+		index := func(list []*jsonschema.Schema) *jsonschema.Schema {
+			if i+1 >= len(parts) {
+				return nil
+			}
+			i++
+			n, err := strconv.Atoi(parts[i])
+			if err != nil || n < 0 || n >= len(list) {
+				return nil
+			}
+			return list[n]
+		}
+		switch parts[i] {
+		case "properties":
+			s = next(s.Properties)
+		case "$defs":
+			s = next(s.Defs)
+		case "definitions":
+			s = next(s.Definitions)
+		case "items":
+			s = s.Items
+		case "additionalProperties":
+			s = s.AdditionalProperties
+		case "anyOf":
+			s = index(s.AnyOf)
+		case "oneOf":
+			s = index(s.OneOf)
+		case "allOf":
+			s = index(s.AllOf)
+		case "prefixItems":
+			s = index(s.PrefixItems)
+		default:
+			return nil
+		}
+	}
+	return s
 }

@@ -94,6 +94,11 @@ func (r *Registry) Add(t Tool) error {
 	if err != nil {
 		return fmt.Errorf("tool %q from %s: input schema cannot be checked: %w", s.Name, s.Origin, err)
 	}
+	// The validator refuses, at every call, a $schema it does not know;
+	// find out now, so that such a tool is never offered.
+	if err := res.Validate(map[string]any{}); err != nil && strings.Contains(err.Error(), "cannot validate version") {
+		return fmt.Errorf("tool %q from %s: input schema cannot be checked: %w", s.Name, s.Origin, err)
+	}
 	r.order = append(r.order, s.Name)
 	r.tools[s.Name] = t
 	r.resolved[s.Name] = res
