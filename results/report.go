@@ -51,6 +51,34 @@ type Report struct {
 	// Comparisons compares each arm after the first with the first, in
 	// the run's arm order; empty for a run of one arm.
 	Comparisons []Comparison `json:"comparisons"`
+	// ToolTokens is what each arm's tool definitions add to every request,
+	// measured at the start of the run, in the run's arm order; empty for
+	// a run stored before measurements (schema version 1).
+	ToolTokens []ArmToolTokens `json:"tool_tokens"`
+}
+
+// ArmToolTokens is the measured prompt-token cost of one arm's tools.
+type ArmToolTokens struct {
+	Arm string `json:"arm"`
+	// Tokens is what all the arm's tools add to each request; Share is
+	// Tokens over NumCtx.
+	Tokens int     `json:"tokens"`
+	NumCtx int     `json:"num_ctx"`
+	Share  float64 `json:"share"`
+	// Truncated marks a measurement that reached num_ctx: Tokens is a
+	// lower bound.
+	Truncated bool `json:"truncated"`
+	// Sets is the cost of each tool set alone: "builtin" and each MCP server.
+	Sets []SetTokens `json:"sets"`
+	// PerAttempt is Tokens times the arm's mean turns per finished
+	// attempt: what the tools cost an attempt; nil without finished attempts.
+	PerAttempt *float64 `json:"per_attempt"`
+}
+
+// SetTokens is the cost of one tool set alone.
+type SetTokens struct {
+	Name   string `json:"name"`
+	Tokens int    `json:"tokens"`
 }
 
 // RunHeader is what a report shows of a run's plan and state.
@@ -164,7 +192,46 @@ func (s *Store) Report(ctx context.Context, runID string, opts ReportOptions) (*
 	if err != nil {
 		return nil, fmt.Errorf("report of run %q: %w", run.ID, err)
 	}
+	ovs, err := s.Overhead(ctx, run.ID)
+	if err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	rep.setToolTokens(ovs)
 	return rep, nil
+}
+
+// setToolTokens puts the arms' measured tool overhead in the report.
+func (r *Report) setToolTokens(ovs []Overhead) {
+	turns := map[string]Dist{}
+	for _, m := range r.Arms {
+		turns[m.Arm] = m.Turns
+	}
+	for _, o := range ovs {
+		t := ArmToolTokens{Arm: o.Arm, Tokens: o.Tokens, NumCtx: o.NumCtx, Truncated: o.Truncated}
+		if o.NumCtx > 0 {
+			t.Share = float64(o.Tokens) / float64(o.NumCtx)
+		}
+		for _, it := range o.Items {
+			if it.Kind == OverheadSet {
+				t.Sets = append(t.Sets, SetTokens{Name: it.Name, Tokens: it.Tokens})
+			}
+		}
+		if d, ok := turns[o.Arm]; ok && d.N > 0 {
+			v := float64(o.Tokens) * d.Mean
+			t.PerAttempt = &v
+		}
+		r.ToolTokens = append(r.ToolTokens, t)
+	}
+}
+
+// toolTokens returns the measurement of an arm.
+func (r *Report) toolTokens(arm string) (ArmToolTokens, bool) {
+	for _, t := range r.ToolTokens {
+		if t.Arm == arm {
+			return t, true
+		}
+	}
+	return ArmToolTokens{}, false
 }
 
 // BuildReport computes the report of run from its attempts (as
@@ -446,7 +513,7 @@ func (r *Report) writeText(b *bytes.Buffer, md bool) {
 	for _, k := range armKs {
 		head = append(head, fmt.Sprintf("P@%d", k))
 	}
-	head = append(head, fmt.Sprintf("P^%d", hatK), "TURNS", "PROMPT", "COMPL", "DENY/A", "TRUNC", "INFRA", "0-VAR")
+	head = append(head, fmt.Sprintf("P^%d", hatK), "TURNS", "PROMPT", "COMPL", "TOOLS", "DENY", "CUT", "INFRA", "0-VAR")
 	t = &grid{head: head, left: 1, flex: []int{0}}
 	arms := r.Arms
 	if len(arms) > 1 {
@@ -461,14 +528,22 @@ func (r *Report) writeText(b *bytes.Buffer, md bool) {
 		}
 		row = append(row, atCell(&m, hatK, true, &partial))
 		row = append(row, meanCells(&m)...)
-		row = append(row, fixed(m.DenialsPerAttempt, 2), strconv.Itoa(m.TruncatedTurns), strconv.Itoa(m.InfraErrors),
+		tok := "-"
+		if tt, ok := r.toolTokens(m.Arm); ok {
+			tok = strconv.Itoa(tt.Tokens)
+			if tt.Truncated {
+				tok = "≥" + tok
+			}
+		}
+		row = append(row, tok, fixed(m.DenialsPerAttempt, 2), strconv.Itoa(m.TruncatedTurns), strconv.Itoa(m.InfraErrors),
 			pct(m.ZeroVarianceShare))
 		t.rows = append(t.rows, row)
 	}
 	section(b, md, "Per arm")
 	t.write(b, md)
-	text := "RATE: passed/finished, with its 95% Wilson interval. P@k, P^k: means over tasks. DENY/A: tool calls " +
-		"denied by policy per attempt. TRUNC: turns cut at num_ctx. 0-VAR: groups whose rewards are all equal " +
+	text := "RATE: passed/finished, with its 95% Wilson interval. P@k, P^k: means over tasks. TOOLS: prompt " +
+		"tokens the arm's tool definitions add to every request (measured at the start of the run). DENY: tool calls " +
+		"denied by policy per attempt. CUT: turns cut at num_ctx. 0-VAR: groups whose rewards are all equal " +
 		"(advantage 0, no training signal)."
 	if partial {
 		text += " *: over the tasks with at least k finished attempts only."
@@ -509,6 +584,21 @@ func (r *Report) writeText(b *bytes.Buffer, md bool) {
 			text += " ~: estimated from random sign flips."
 		}
 		legend(b, md, text)
+		// Cost against effect, one line per arm: what people come to measure.
+		for _, c := range r.Comparisons {
+			ta, okA := r.toolTokens(c.Arm)
+			tb, okB := r.toolTokens(c.Baseline)
+			if !okA || !okB || c.MeanDiff == nil {
+				continue
+			}
+			line := fmt.Sprintf("%s: its tools cost %d tokens a turn (%+d against %s) and move the pass rate by %spp (p %s).",
+				c.Arm, ta.Tokens, ta.Tokens-tb.Tokens, c.Baseline, points(*c.MeanDiff), pValue(*c.P))
+			if md {
+				b.WriteString("- ")
+			}
+			b.WriteString(wrap(line, TableWidth))
+			b.WriteString("\n")
+		}
 	}
 
 	// Advantages.
@@ -822,7 +912,7 @@ func (r *Report) writeCSV(b *bytes.Buffer) error {
 	}
 	head = append(head, "denials", "denials_per_attempt", "truncated_turns", "groups", "zero_variance_groups",
 		"zero_variance_share", "baseline", "compared_tasks", "mean_diff", "mean_diff_ci_lo", "mean_diff_ci_hi",
-		"p_sign_flip", "p_exact", "mcnemar_pairs", "mcnemar_only_baseline", "mcnemar_only_arm", "p_mcnemar")
+		"p_sign_flip", "p_exact", "mcnemar_pairs", "mcnemar_only_baseline", "mcnemar_only_arm", "p_mcnemar", "tool_tokens")
 	w := csv.NewWriter(b)
 	if err := w.Write(head); err != nil {
 		return fmt.Errorf("write report csv: %w", err)
@@ -879,6 +969,11 @@ func (r *Report) writeCSV(b *bytes.Buffer) error {
 				rec = append(rec, "", "", "", "")
 			}
 			rec = append(rec, itoa(c.McNemar.Pairs), itoa(c.McNemar.OnlyBaseline), itoa(c.McNemar.OnlyArm), ftoa(c.McNemar.P))
+		}
+		if tt, ok := r.toolTokens(m.Arm); ok && row.level == "arm" {
+			rec = append(rec, itoa(tt.Tokens))
+		} else {
+			rec = append(rec, "")
 		}
 		if err := w.Write(rec); err != nil {
 			return fmt.Errorf("write report csv: %w", err)
