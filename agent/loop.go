@@ -224,7 +224,10 @@ func execute(ctx context.Context, reg *Registry, policy Policy, tc api.ToolCall)
 	}
 	kind := ""
 	if res.IsError {
-		kind = "tool_error"
+		kind = res.Kind
+		if kind == "" {
+			kind = "tool_error"
+		}
 	}
 	return finish(res.Text, res.IsError, kind)
 }

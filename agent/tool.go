@@ -51,6 +51,9 @@ type Result struct {
 	Text string
 	// IsError marks an observation that reports a failure.
 	IsError bool
+	// Kind classifies a failure for the store ("transport", "timeout",
+	// "protocol"); empty means "tool_error" when IsError is set.
+	Kind string
 }
 
 // Tool is something the model can call.

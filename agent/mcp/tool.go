@@ -38,7 +38,9 @@ func (t *Tool) Info() ToolInfo { return t.info }
 func (t *Tool) Call(ctx context.Context, args map[string]any) (agent.Result, error) {
 	c := t.conn
 	if why := c.unavailable(); why != "" {
-		return errorResult("%s cannot be called: %s; the tools of server %q are unavailable for the rest of this attempt", t.spec.Name, why, c.srv.Name), nil
+		r := errorResult("%s cannot be called: %s; the tools of server %q are unavailable for the rest of this attempt", t.spec.Name, why, c.srv.Name)
+		r.Kind = "transport"
+		return r, nil
 	}
 	if err := ctx.Err(); err != nil {
 		return agent.Result{}, fmt.Errorf("call %s: %w", t.spec.Name, err)
@@ -57,7 +59,8 @@ func (t *Tool) Call(ctx context.Context, args map[string]any) (agent.Result, err
 		if ctx.Err() != nil {
 			return agent.Result{}, fmt.Errorf("call %s: %w", t.spec.Name, ctx.Err())
 		}
-		return agent.Result{Text: t.failure(cctx, err, dropped0), IsError: true}, nil
+		text, kind := t.failure(cctx, err, dropped0)
+		return agent.Result{Text: text, IsError: true, Kind: kind}, nil
 	}
 	return agent.Result{Text: formatResult(res, c.opts.ResultLimit), IsError: res.IsError}, nil
 }
@@ -66,9 +69,10 @@ func errorResult(format string, args ...any) agent.Result {
 	return agent.Result{Text: fmt.Sprintf(format, args...), IsError: true}
 }
 
-// failure describes a failed call for the model, and marks the connection
+// failure describes a failed call for the model, with its kind for the
+// store ("timeout", "protocol", "transport"), and marks the connection
 // broken when the server is gone.
-func (t *Tool) failure(cctx context.Context, err error, dropped0 int64) string {
+func (t *Tool) failure(cctx context.Context, err error, dropped0 int64) (string, string) {
 	c := t.conn
 	var notes []string
 	if c.proc != nil {
@@ -83,9 +87,9 @@ func (t *Tool) failure(cctx context.Context, err error, dropped0 int64) string {
 	var rpcErr *jsonrpc.Error
 	switch {
 	case errors.Is(cctx.Err(), context.DeadlineExceeded):
-		return fmt.Sprintf("%s: server %q did not answer within %s; the call was abandoned%s", t.spec.Name, c.srv.Name, c.callTimeout, suffix)
+		return fmt.Sprintf("%s: server %q did not answer within %s; the call was abandoned%s", t.spec.Name, c.srv.Name, c.callTimeout, suffix), "timeout"
 	case errors.As(err, &rpcErr) && !localCode(rpcErr.Code):
-		return fmt.Sprintf("%s: server %q answered with a protocol error (code %d): %s%s", t.spec.Name, c.srv.Name, rpcErr.Code, clip(rpcErr.Message, 2000), suffix)
+		return fmt.Sprintf("%s: server %q answered with a protocol error (code %d): %s%s", t.spec.Name, c.srv.Name, rpcErr.Code, clip(rpcErr.Message, 2000), suffix), "protocol"
 	}
 	// Anything else is a transport failure: the SDK's first error for a
 	// server that died is a bare EOF.
@@ -99,15 +103,15 @@ func (t *Tool) failure(cctx context.Context, err error, dropped0 int64) string {
 		if c.proc.waitExit(wait) {
 			why := fmt.Sprintf("the server exited during the call (%s)", c.proc.exitStatus())
 			c.markBroken(why)
-			return fmt.Sprintf("%s: %s; the tools of server %q are unavailable for the rest of this attempt%s", t.spec.Name, why, c.srv.Name, suffix)
+			return fmt.Sprintf("%s: %s; the tools of server %q are unavailable for the rest of this attempt%s", t.spec.Name, why, c.srv.Name, suffix), "transport"
 		}
 		if errors.Is(err, io.EOF) || errors.Is(err, sdk.ErrConnectionClosed) {
 			why := fmt.Sprintf("the connection to the server was lost (%v)", err)
 			c.markBroken(why)
-			return fmt.Sprintf("%s: %s; the tools of server %q are unavailable for the rest of this attempt%s", t.spec.Name, why, c.srv.Name, suffix)
+			return fmt.Sprintf("%s: %s; the tools of server %q are unavailable for the rest of this attempt%s", t.spec.Name, why, c.srv.Name, suffix), "transport"
 		}
 	}
-	return fmt.Sprintf("%s: the call to server %q failed: %s%s", t.spec.Name, c.srv.Name, clip(err.Error(), 2000), suffix)
+	return fmt.Sprintf("%s: the call to server %q failed: %s%s", t.spec.Name, c.srv.Name, clip(err.Error(), 2000), suffix), "transport"
 }
 
 // localCode reports whether a JSON-RPC error code is one the SDK makes up
