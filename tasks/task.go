@@ -373,3 +373,28 @@ func hashDir(dir string) (string, error) {
 	}
 	return hex.EncodeToString(h.Sum(nil))[:16], nil
 }
+
+// ParseServer parses a server declaration written as the body of a TOML
+// inline table, the form of bench's repeatable --server flag:
+//
+//	name = "issues", command = "{bench}", args = ["mcp", "serve", "issues", "--file", "/srv/issues.json"], default_class = "read"
+//
+// The declaration is checked as one in a file would be.
+func ParseServer(s string) (Server, error) {
+	body := strings.TrimSpace(s)
+	body = strings.TrimSuffix(strings.TrimPrefix(body, "{"), "}")
+	var v struct {
+		S Server `toml:"s"`
+	}
+	md, err := toml.Decode("s = {"+body+"}", &v)
+	if err != nil {
+		return Server{}, TOMLError("--server", err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		return Server{}, &FieldError{File: "--server", Field: strings.TrimPrefix(und[0].String(), "s."), Msg: "unknown field (expected name, command, args, env, url, headers, default_class, classes, tools, call_timeout, sandbox)"}
+	}
+	if err := ValidateServers("--server", "server", []Server{v.S}); err != nil {
+		return Server{}, err
+	}
+	return v.S, nil
+}

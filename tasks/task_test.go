@@ -160,3 +160,28 @@ func TestCopyTestsReplacesPlantedFiles(t *testing.T) {
 		t.Errorf("copy wrote through the planted symlink: %q", b)
 	}
 }
+
+func TestParseServer(t *testing.T) {
+	tests := []struct {
+		in, wantErr string
+	}{
+		{`name = "issues", command = "{bench}", args = ["mcp", "serve", "issues"], classes = { list_issues = "read" }, call_timeout = "5s"`, ""},
+		{`{name = "web", url = "http://127.0.0.1:9/mcp", default_class = "network"}`, ""},
+		{`name = "x"`, "expected command"},
+		{`name = "x", command = "y", colour = "red"`, "colour"},
+		{`name = "x", command = "y", call_timeout = "soon"`, "call_timeout"},
+		{`name = "x" command`, "--server"},
+	}
+	for _, tt := range tests {
+		s, err := tasks.ParseServer(tt.in)
+		if tt.wantErr == "" {
+			if err != nil || s.Name == "" {
+				t.Errorf("%s: %+v, %v", tt.in, s, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+			t.Errorf("%s: err = %v, want it to say %q", tt.in, err, tt.wantErr)
+		}
+	}
+}

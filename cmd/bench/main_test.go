@@ -134,3 +134,57 @@ func TestValidateFlagsAnInvalidTask(t *testing.T) {
 		t.Errorf("validate output:\n%s", stdout)
 	}
 }
+
+func TestServerFlag(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "bench.db")
+	code, _, stderr := bench(t, "run", "--model", "m", "--db", db, "--task", recipeTask, "--server", `name = "x", colour = "red"`)
+	if code != 2 || !strings.Contains(stderr, "colour") || !strings.Contains(stderr, "--server") {
+		t.Errorf("bad --server: exit %d, stderr %q; want 2 naming the flag and field", code, stderr)
+	}
+	code, _, stderr = bench(t, "run", "--model", "m", "--db", db, "--task", recipeTask,
+		"--server", `name = "a", command = "x"`, "--server", `name = "a", command = "y"`)
+	if code != 2 || !strings.Contains(stderr, "declared twice") {
+		t.Errorf("two servers of one name: exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestTwoArmRunReportsThePairedComparison(t *testing.T) {
+	fixed, err := os.ReadFile(filepath.Join(recipeTask, "solution", "recipe.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The scripted model checks with a command, then writes the fix: under
+	// read-only both are denied, and the attempt fails.
+	srv := ollamatest.New(ollamatest.Turns(
+		ollamatest.Reply{Calls: []ollamatest.Call{{Name: "run_command", Args: map[string]any{"command": "python3 -m unittest -q"}}}},
+		ollamatest.Reply{Calls: []ollamatest.Call{{Name: "write_file", Args: map[string]any{"path": "recipe.py", "content": string(fixed)}}}},
+		ollamatest.Reply{Content: "done"},
+	))
+	defer srv.Close()
+	dir := t.TempDir()
+	task, _ := filepath.Abs(recipeTask)
+	runFile := filepath.Join(dir, "run.toml")
+	os.WriteFile(runFile, []byte(`model = "fake"
+attempts = 3
+[[arms]]
+name = "full"
+profile = "full"
+[[arms]]
+name = "read-only"
+profile = "read-only"
+`), 0o644)
+	db := filepath.Join(dir, "bench.db")
+	code, stdout, stderr := bench(t, "run", "--host", srv.URL, "--config", runFile, "--task", task, "--db", db, "--sandbox", "off")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"Against full, paired", "read-only", "-100.0pp", "its tools cost"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("report lacks %q:\n%s", want, stdout)
+		}
+	}
+	code, js, _ := bench(t, "report", "--db", db, "--format", "json")
+	if code != 0 || !strings.Contains(js, `"baseline": "full"`) {
+		t.Errorf("json report (exit %d) lacks the comparison:\n%s", code, js)
+	}
+}

@@ -57,6 +57,8 @@ type overheadFlags struct {
 	run    string
 	svg    string
 	width  int
+	// servers are attached to every arm, as with bench run.
+	servers serverList
 }
 
 // cmdOverhead is `bench overhead`: it measures the prompt tokens of each
@@ -69,6 +71,7 @@ func cmdOverhead(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.StringVar(&f.host, "host", "", "Ollama server URL (default $OLLAMA_HOST or http://127.0.0.1:11434)")
 	fs.IntVar(&f.numCtx, "num-ctx", 0, fmt.Sprintf("context window, num_ctx (default: the run file's, or %d)", runner.DefaultNumCtx))
 	fs.StringVar(&f.tools, "tools", "", "comma-separated built-in tools to offer (default all)")
+	fs.Var(&f.servers, "server", serverFlagHelp)
 	fs.StringVar(&f.arms, "arm", "", "comma-separated arms of the run file to measure (default all)")
 	fs.StringVar(&f.task, "task", "", "a task folder: its MCP servers are measured too, and fill {task}, {data} and {workspace}")
 	fs.Float64Var(&f.turns, "turns", 0, fmt.Sprintf("turns per attempt, for the cost of an attempt (default %d)", DefaultOverheadTurns))
@@ -199,7 +202,7 @@ func overheadArms(f *overheadFlags, rf *runner.RunFile) ([]runner.Arm, error) {
 		arms = []runner.Arm{{Name: "default"}}
 	}
 	for i := range arms {
-		arms[i].Servers = append(slices.Clone(rf.Servers), arms[i].Servers...)
+		arms[i].Servers = append(append(slices.Clone(rf.Servers), f.servers...), arms[i].Servers...)
 	}
 	if f.arms != "" {
 		var picked []runner.Arm

@@ -55,7 +55,28 @@ type runFlags struct {
 	profile     string
 	approver    string
 	sandbox     string
+	servers     serverList
 }
+
+// serverList is a repeatable --server flag: each value declares one MCP
+// server as the body of a TOML inline table, checked as in a file.
+type serverList []tasks.Server
+
+func (l *serverList) String() string { return fmt.Sprint(len(*l), " servers") }
+
+// Set parses one declaration.
+func (l *serverList) Set(v string) error {
+	s, err := tasks.ParseServer(v)
+	if err != nil {
+		return err
+	}
+	*l = append(*l, s)
+	return nil
+}
+
+// serverFlagHelp documents --server for every command that takes it.
+const serverFlagHelp = "attach an MCP server to every arm (repeatable), as a TOML inline table: " +
+	`'name = "issues", command = "{bench}", args = ["mcp", "serve", "issues", "--file", "/srv/issues.json"], default_class = "read"'`
 
 func newFlagSet(name string, stderr io.Writer, usageText string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
@@ -130,6 +151,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.BoolVar(&f.noProgress, "no-progress", false, "no live progress bar")
 	fs.IntVar(&f.maxTries, "max-tries", 0, fmt.Sprintf("tries of an attempt cut short by an infrastructure failure (default %d)", runner.DefaultMaxTries))
 	fs.DurationVar(&f.reqTimeout, "request-timeout", 0, "bound on one model request; no reply in time is an infrastructure failure (default 10m)")
+	fs.Var(&f.servers, "server", serverFlagHelp)
 	fs.StringVar(&f.profile, "profile", "", "permission profile: full, standard (default), no-exec, read-only, ask-exec, or one of the run file's")
 	fs.StringVar(&f.approver, "approver", "", "who answers calls the profile asks about: deny (default), allow, terminal, command:PROG ARGS")
 	fs.StringVar(&f.sandbox, "sandbox", "", "isolate commands with bubblewrap: auto (default: when available), required, off")
@@ -150,7 +172,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 
 	if f.resume != "" {
-		for _, name := range []string{"model", "suite", "task", "tasks", "attempts", "seed", "config", "tools", "temperature", "num-ctx", "num-predict", "advantage", "profile", "approver"} {
+		for _, name := range []string{"model", "suite", "task", "tasks", "attempts", "seed", "config", "tools", "temperature", "num-ctx", "num-predict", "advantage", "profile", "approver", "server"} {
 			if set[name] {
 				return usagef("run: --resume and --%s conflict: a resumed run keeps its plan", name)
 			}
@@ -398,9 +420,12 @@ func planFromFlags(f *runFlags, set map[string]bool, rf *runner.RunFile) (*runne
 	if len(p.Arms) == 0 {
 		p.Arms = []runner.Arm{{Name: "default"}}
 	}
-	if len(rf.Servers) > 0 {
+	if all := append(append([]tasks.Server(nil), rf.Servers...), f.servers...); len(all) > 0 {
+		if err := tasks.ValidateServers("--server", "servers", all); err != nil {
+			return nil, usagef("run: %v", err)
+		}
 		for i := range p.Arms {
-			p.Arms[i].Servers = append(append([]tasks.Server(nil), rf.Servers...), p.Arms[i].Servers...)
+			p.Arms[i].Servers = append(append([]tasks.Server(nil), all...), p.Arms[i].Servers...)
 		}
 	}
 	for _, fl := range []string{"tools", "profile", "approver"} {
