@@ -132,21 +132,8 @@ type ExportStats struct {
 
 // exportAttempt is an attempt's row, without its conversation.
 type exportAttempt struct {
-	ID         int64           `db:"id"`
-	Arm        string          `db:"arm"`
-	Task       string          `db:"task_id"`
-	Index      int             `db:"idx"`
-	Seed       int64           `db:"seed"`
-	Status     string          `db:"status"`
-	StopReason string          `db:"stop_reason"`
-	Reward     sql.NullInt64   `db:"reward"`
-	Advantage  sql.NullFloat64 `db:"advantage"`
-	Method     sql.NullString  `db:"advantage_method"`
-	Turns      int             `db:"turns"`
-	ToolCalls  int             `db:"tool_calls"`
-	Prompt     int             `db:"prompt_tokens"`
-	Completion int             `db:"completion_tokens"`
-	WallMS     float64         `db:"wall_ms"`
+	attemptRow
+	Seed int64 `db:"seed"`
 }
 
 // Export writes the finished attempts that opts selects to w, one JSON

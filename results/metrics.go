@@ -48,26 +48,31 @@ func (a AttemptMetrics) Finished() bool { return a.Status == StatusFinished && a
 // Passed reports whether the attempt finished with reward 1.
 func (a AttemptMetrics) Passed() bool { return a.Finished() && *a.Reward == 1 }
 
+// attemptRow is the columns of an attempt that reports and exports read.
+type attemptRow struct {
+	ID         int64           `db:"id"`
+	Arm        string          `db:"arm"`
+	Task       string          `db:"task_id"`
+	Index      int             `db:"idx"`
+	Status     string          `db:"status"`
+	StopReason string          `db:"stop_reason"`
+	Reward     sql.NullInt64   `db:"reward"`
+	Advantage  sql.NullFloat64 `db:"advantage"`
+	Method     sql.NullString  `db:"advantage_method"`
+	Turns      int             `db:"turns"`
+	ToolCalls  int             `db:"tool_calls"`
+	Prompt     int             `db:"prompt_tokens"`
+	Completion int             `db:"completion_tokens"`
+	WallMS     float64         `db:"wall_ms"`
+}
+
 // AttemptMetrics returns every attempt of a run with the data its metrics
 // need, in the run's arm order, then task order, then attempt index.
 func (s *Store) AttemptMetrics(ctx context.Context, runID string) ([]AttemptMetrics, error) {
 	var rows []struct {
-		ID         int64           `db:"id"`
-		Arm        string          `db:"arm"`
-		Task       string          `db:"task_id"`
-		Index      int             `db:"idx"`
-		Status     string          `db:"status"`
-		StopReason string          `db:"stop_reason"`
-		Reward     sql.NullInt64   `db:"reward"`
-		Advantage  sql.NullFloat64 `db:"advantage"`
-		Method     sql.NullString  `db:"advantage_method"`
-		Turns      int             `db:"turns"`
-		ToolCalls  int             `db:"tool_calls"`
-		Prompt     int             `db:"prompt_tokens"`
-		Completion int             `db:"completion_tokens"`
-		WallMS     float64         `db:"wall_ms"`
-		Denials    int             `db:"denials"`
-		Truncated  int             `db:"truncated"`
+		attemptRow
+		Denials   int `db:"denials"`
+		Truncated int `db:"truncated"`
 	}
 	err := s.db.SelectContext(ctx, &rows, `SELECT a.id, a.arm, a.task_id, a.idx, a.status, a.stop_reason,
 			a.reward, a.advantage, a.advantage_method, a.turns, a.tool_calls,
