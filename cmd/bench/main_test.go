@@ -188,3 +188,24 @@ profile = "read-only"
 		t.Errorf("json report (exit %d) lacks the comparison:\n%s", code, js)
 	}
 }
+
+func TestServerFailingDiscoveryStopsTheRun(t *testing.T) {
+	srv := ollamatest.New(ollamatest.Turns(ollamatest.Reply{Content: "ok"}))
+	defer srv.Close()
+	db := filepath.Join(t.TempDir(), "bench.db")
+	code, _, stderr := bench(t, "run", "--host", srv.URL, "--model", "fake", "--task", recipeTask, "--db", db,
+		"--server", `name = "broken", command = "sh", args = ["-c", "echo 'cannot open the index' >&2; exit 1"], default_class = "read"`)
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	for _, want := range []string{"broken", "cannot open the index", "No attempt was run"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	for _, r := range srv.Requests() {
+		if r.Options["seed"] != nil {
+			t.Fatalf("an attempt ran")
+		}
+	}
+}

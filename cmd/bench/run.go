@@ -248,6 +248,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if !f.noProgress && isTerminal(stderr) {
 		r.Progress = stderr
 	}
+	if err := plan.Normalize(); err != nil {
+		return usagef("run: %v", err)
+	}
 	fmt.Fprintf(stderr, "run %s: model %s, %d tasks × %d attempts × %d arms, concurrency %d, results in %s\n",
 		runID, plan.Model, len(plan.Suite.Tasks), plan.Attempts, max(len(plan.Arms), 1), plan.Concurrency, dbPath)
 	out, err := r.Run(ctx, plan, runID)
