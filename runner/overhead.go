@@ -42,12 +42,14 @@ func (r *Runner) measureOverhead(ctx context.Context, plan *Plan, have map[strin
 		for _, c := range conns {
 			sets = append(sets, overhead.ToolSet{Name: c.name, Tools: c.tools})
 		}
+		r.logf("arm %s: measuring what its tools cost in prompt tokens (one short request per tool and tool set)", arm.Name)
 		rep, err := overhead.Measure(ctx, r.Model, plan.Model, plan.Options, sets)
 		closeAll(conns)
 		if err != nil {
 			return nil, fmt.Errorf("measure tool overhead of arm %s: %w", arm.Name, err)
 		}
 		rep.Arm = arm.Name
+		r.logf("arm %s: %d tools cost %d prompt tokens a request (%.1f%% of num_ctx %d)", arm.Name, rep.ToolCount(), rep.Total(), 100*rep.Share(rep.Total()), rep.NumCtx)
 		for _, w := range rep.Warnings() {
 			r.logf("warning: arm %s: %s", arm.Name, w)
 		}

@@ -30,7 +30,9 @@ func newProgress(w io.Writer, total, already int) *progress {
 		progressbar.OptionSetWidth(30),
 		progressbar.OptionSetPredictTime(true),
 		progressbar.OptionShowElapsedTimeOnFinish(),
-		progressbar.OptionThrottle(100_000_000),
+		// No throttle: attempts end seconds apart, and a throttled update
+		// would leave the bar showing a stale count.
+		progressbar.OptionSetRenderBlankState(true),
 		progressbar.OptionClearOnFinish(),
 	)
 	_ = p.bar.Set(already)
