@@ -75,7 +75,7 @@ func NewRunID(now time.Time) string {
 
 // Run runs a plan under a new run id, or continues the run of that id if
 // the store already holds it: finished attempts are kept, the rest run with
-// the same seeds.
+// the same seeds. A Runner runs one plan at a time.
 func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, error) {
 	if err := plan.Normalize(); err != nil {
 		return nil, err
