@@ -159,6 +159,11 @@ type ServerLog struct {
 	ServerVersion string
 	// Stderr is the server's standard error (stdio servers), capped by the caller.
 	Stderr string
+	// Catalog is every tool the server listed, as JSON: its description and
+	// schema as sent, the class the operator gave it, the annotations it
+	// claimed (recorded, never trusted), description flags, and whether it
+	// was offered and why not.
+	Catalog string
 }
 
 // AttemptReward is an attempt's identity and reward, the input of advantage

@@ -670,9 +670,13 @@ func (r *attemptRows) insert(ctx context.Context, tx *sqlx.Tx, a *Attempt, tries
 		}
 	}
 	err = insertEach(ctx, tx, "server log", `INSERT INTO attempt_servers (attempt_id, idx, name, protocol_version,
-		server_name, server_version, stderr) VALUES (?, ?, ?, ?, ?, ?, ?)`, len(a.Servers), func(i int) []any {
+		server_name, server_version, stderr, catalog_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, len(a.Servers), func(i int) []any {
 		v := a.Servers[i]
-		return []any{id, i, v.Name, v.ProtocolVersion, v.ServerName, v.ServerVersion, v.Stderr}
+		catalog := v.Catalog
+		if catalog == "" {
+			catalog = "[]"
+		}
+		return []any{id, i, v.Name, v.ProtocolVersion, v.ServerName, v.ServerVersion, v.Stderr, catalog}
 	})
 	if err != nil {
 		return 0, err

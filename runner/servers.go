@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 
@@ -43,6 +44,7 @@ func closeAll(list []*attached) []results.ServerLog {
 	var logs []results.ServerLog
 	for _, a := range list {
 		info := a.conn.Info()
+		catalog, _ := json.Marshal(a.conn.Catalog())
 		stderr := a.conn.Close()
 		logs = append(logs, results.ServerLog{
 			Name:            a.name,
@@ -50,6 +52,7 @@ func closeAll(list []*attached) []results.ServerLog {
 			ServerName:      info.ServerName,
 			ServerVersion:   info.ServerVersion,
 			Stderr:          stderr,
+			Catalog:         string(catalog),
 		})
 	}
 	return logs

@@ -201,7 +201,8 @@ func TestScriptedModelSolvesMCPTask(t *testing.T) {
 		t.Errorf("get_issue calls that returned the issue: %d, want 2", got)
 		dumpCalls(t, db)
 	}
-	if got := stored(db, `SELECT count(*) FROM attempt_servers WHERE name='issues' AND protocol_version != '' AND server_version != ''`); got != 2 {
+	if got := stored(db, `SELECT count(*) FROM attempt_servers WHERE name='issues' AND protocol_version != '' AND server_version != ''
+		AND instr(catalog_json, '"name":"issues__get_issue"') > 0 AND instr(catalog_json, '"readOnlyHint":true') > 0`); got != 2 {
 		t.Errorf("negotiated server records: %d, want 2", got)
 	}
 	if got := stored(db, `SELECT count(*) FROM overhead_items WHERE kind='tool'`); got == 0 {

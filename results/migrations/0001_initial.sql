@@ -129,5 +129,6 @@ CREATE TABLE attempt_servers (
     server_name      TEXT NOT NULL DEFAULT '',
     server_version   TEXT NOT NULL DEFAULT '',
     stderr           TEXT NOT NULL DEFAULT '',
+    catalog_json     TEXT NOT NULL DEFAULT '[]',
     PRIMARY KEY (attempt_id, idx)
 );
