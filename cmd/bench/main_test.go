@@ -108,6 +108,9 @@ func TestRunStopsWhenModelIsMissing(t *testing.T) {
 	if n := len(srv.Requests()); n != 1 {
 		t.Errorf("requests: %d, want 1 (the preflight only)", n)
 	}
+	if _, err := os.Stat(db); !os.IsNotExist(err) {
+		t.Errorf("a failed preflight left %s behind (%v)", db, err)
+	}
 }
 
 func TestValidateExampleTask(t *testing.T) {

@@ -198,11 +198,18 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}
 	dbPath := first(f.db, rf.Resolve(rf.DB), "bench.db")
+	_, statErr := os.Stat(dbPath)
+	newDB := os.IsNotExist(statErr)
 	store, err := results.Open(ctx, dbPath)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
+	closed := false
+	defer func() {
+		if !closed {
+			store.Close()
+		}
+	}()
 
 	runID := f.resume
 	if f.resume != "" {
@@ -256,6 +263,14 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	out, err := r.Run(ctx, plan, runID)
 	if err != nil {
 		if errors.Is(err, runner.ErrPreflight) {
+			if newDB {
+				// Nothing was stored: leave no empty database behind.
+				closed = true
+				store.Close()
+				for _, suffix := range []string{"", "-wal", "-shm"} {
+					os.Remove(dbPath + suffix)
+				}
+			}
 			return fmt.Errorf("%v\nNo attempt was run.", strings.TrimPrefix(err.Error(), "preflight: "))
 		}
 		if out != nil {
