@@ -43,15 +43,36 @@ func (r *TestResult) Reward() int {
 	return 0
 }
 
+// Wrap turns the argv of a command run in dir into one that runs it in a
+// sandbox (agent.Sandbox.Command gives one). Nil runs it as it is.
+type Wrap func(dir string, argv []string) []string
+
 // RunHiddenTests copies the task's tests/ into the attempt's workspace and
 // runs the task's test command there with its timeout. Only a failure to
 // run the tests at all (the copy failed, the shell is missing) is an error;
 // a failing or hanging test is a result with reward 0.
-func RunHiddenTests(ctx context.Context, t *tasks.Task, workspace string) (*TestResult, error) {
+//
+// With a wrap, the tests run in the sandbox the agent's commands ran in:
+// they execute the agent's code, which must not reach the host. Their
+// environment is then the command tool's (PATH, LANG, HOME = the
+// workspace), not the operator's.
+func RunHiddenTests(ctx context.Context, t *tasks.Task, workspace string, wrap Wrap) (*TestResult, error) {
 	if err := t.CopyTests(workspace); err != nil {
 		return nil, err
 	}
-	return RunCommand(ctx, t.Tests.Command, workspace, t.Tests.TimeoutOr())
+	if wrap == nil {
+		return RunCommand(ctx, t.Tests.Command, workspace, t.Tests.TimeoutOr())
+	}
+	env := []string{"PATH=" + envOr("PATH", "/usr/local/bin:/usr/bin:/bin"), "LANG=" + envOr("LANG", "C.UTF-8"),
+		"HOME=" + workspace, "BENCH_WORKSPACE=" + workspace}
+	return run(ctx, wrap(workspace, []string{"/bin/sh", "-c", t.Tests.Command}), t.Tests.Command, workspace, t.Tests.TimeoutOr(), env)
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
 }
 
 // RunCommand runs a shell command in dir with a timeout, the way hidden
@@ -59,11 +80,18 @@ func RunHiddenTests(ctx context.Context, t *tasks.Task, workspace string) (*Test
 // BENCH_WORKSPACE and env ("KEY=value"). The whole process group is killed
 // at the timeout so that a test's children cannot outlive it.
 func RunCommand(ctx context.Context, command, dir string, timeout time.Duration, env ...string) (*TestResult, error) {
+	return run(ctx, []string{"/bin/sh", "-c", command}, command, dir, timeout,
+		append(append(os.Environ(), "BENCH_WORKSPACE="+dir), env...))
+}
+
+// run runs argv in dir with exactly env, killing its process group at the
+// timeout; command is what the result reports as having run.
+func run(ctx context.Context, argv []string, command, dir string, timeout time.Duration, env []string) (*TestResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", command)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), "BENCH_WORKSPACE="+dir), env...)
+	cmd.Env = env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 2 * time.Second

@@ -34,8 +34,10 @@ const SolveTimeout = 5 * time.Minute
 
 // Validate checks one task in fresh temp folders under tmp ("" for the
 // system's). solution/solve.sh runs with /bin/sh, the fresh workspace copy
-// as its working folder and BENCH_TASK_DIR set to the task folder.
-func Validate(ctx context.Context, t *tasks.Task, tmp string) (*Validation, error) {
+// as its working folder and BENCH_TASK_DIR set to the task folder. The
+// hidden tests run as in a run: under wrap when it is set (the sandbox),
+// so that a task valid here is valid there.
+func Validate(ctx context.Context, t *tasks.Task, tmp string, wrap Wrap) (*Validation, error) {
 	v := &Validation{Task: t}
 	if _, err := os.Stat(filepath.Join(t.SolutionDir(), "solve.sh")); err != nil {
 		v.Problems = append(v.Problems, "no solution/solve.sh")
@@ -53,7 +55,7 @@ func Validate(ctx context.Context, t *tasks.Task, tmp string) (*Validation, erro
 			v.SolveOutput = out.Output
 			v.Problems = append(v.Problems, fmt.Sprintf("solution/solve.sh failed (exit %d)", out.ExitCode))
 		} else {
-			res, err := RunHiddenTests(ctx, t, dir)
+			res, err := RunHiddenTests(ctx, t, dir, wrap)
 			if err != nil {
 				return nil, fmt.Errorf("validate %s: %w", t.ID, err)
 			}
@@ -68,7 +70,7 @@ func Validate(ctx context.Context, t *tasks.Task, tmp string) (*Validation, erro
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	res, err := RunHiddenTests(ctx, t, dir)
+	res, err := RunHiddenTests(ctx, t, dir, wrap)
 	if err != nil {
 		return nil, fmt.Errorf("validate %s: %w", t.ID, err)
 	}

@@ -114,7 +114,10 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 	}
 	// The hidden tests run whatever the run's context says: an attempt the
 	// agent finished is scored, even while the run is being interrupted.
-	res, err := evaluator.RunHiddenTests(context.WithoutCancel(ctx), j.Task, wsDir)
+	// They run the agent's code: in the sandbox, without network.
+	testConf := conf
+	testConf.Network = false
+	res, err := evaluator.RunHiddenTests(context.WithoutCancel(ctx), j.Task, wsDir, r.Sandbox.Command(testConf))
 	if err != nil {
 		return nil, fmt.Errorf("attempt %s/%s#%d: hidden tests: %w", j.Arm.Name, j.Task.ID, j.Index, err)
 	}

@@ -1,6 +1,7 @@
 package runner_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/ollama/ollama/api"
 
+	"github.com/benchhq/bench/agent"
 	"github.com/benchhq/bench/runner"
 	"github.com/benchhq/bench/tasks"
 )
@@ -119,4 +121,31 @@ func attemptRequests(reqs []api.ChatRequest) int {
 		}
 	}
 	return n
+}
+
+// TestHiddenTestsRunInTheSandbox: the hidden tests execute the agent's
+// code, so they run in the sandbox the agent's commands ran in: not as
+// root, without the operator's environment or its other processes.
+func TestHiddenTestsRunInTheSandbox(t *testing.T) {
+	sb, err := agent.DetectSandbox(context.Background())
+	if err != nil {
+		if os.Getenv("BENCH_REQUIRE_BWRAP") == "1" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	t.Setenv("BENCH_SECRET", "hunter2")
+	check := `test -z "$BENCH_SECRET" && test "$HOME" = "$PWD" && ! cat /proc/1/environ >/dev/null 2>&1`
+	if os.Geteuid() == 0 {
+		check += ` && test "$(id -u)" != 0`
+	}
+	suite := writeTask(t, "format = 1\ninstruction = \"x\"\n[tests]\ncommand = '"+check+"'\n", map[string]string{"workspace/a.txt": "a"})
+	f := newFixture(t, giveUp)
+	f.runner.Sandbox = sb
+	f.run(&runner.Plan{Model: "fake", Suite: suite, Attempts: 1}, "r1")
+	if got := f.count(`SELECT count(*) FROM attempts WHERE reward = 1`); got != 1 {
+		var out string
+		_ = f.store.DB().QueryRow(`SELECT output FROM test_results`).Scan(&out)
+		t.Errorf("the hidden test did not see a sandbox (output %q)", out)
+	}
 }

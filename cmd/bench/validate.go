@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/benchhq/bench/agent"
 	"github.com/benchhq/bench/evaluator"
 	"github.com/benchhq/bench/tasks"
 )
@@ -19,6 +20,7 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs := newFlagSet("validate", stderr, "Usage: bench validate [flags] [SUITE|TASK]\n\nChecks every task without a model: its reference solution (solution/solve.sh)\nmust pass the hidden tests, and its untouched workspace must fail them.\n\nFlags:\n")
 	jobs := fs.Int("j", 2, "tasks checked at once")
 	verbose := fs.Bool("v", false, "show the test output of invalid tasks")
+	sandbox := fs.String("sandbox", agent.SandboxAuto, "run the hidden tests in the bubblewrap sandbox, as bench run does: auto, required, off")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -39,13 +41,21 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
+	if err := (agent.SandboxConfig{Mode: *sandbox}).Validate("--sandbox"); err != nil {
+		return usagef("validate: --sandbox: expected auto, required or off, got %q", *sandbox)
+	}
+	sb, err := sandboxFor(ctx, *sandbox, stderr)
+	if err != nil {
+		return err
+	}
+	wrap := evaluator.Wrap(sb.Command(agent.SandboxConfig{}.Confinement(false)))
 	vals := make([]*evaluator.Validation, len(suite.Tasks))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(*jobs)
 	start := time.Now()
 	for i, t := range suite.Tasks {
 		g.Go(func() error {
-			v, err := evaluator.Validate(gctx, t, "")
+			v, err := evaluator.Validate(gctx, t, "", wrap)
 			if err != nil {
 				return err
 			}
