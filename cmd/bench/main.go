@@ -26,7 +26,19 @@ const version = "0.1.0"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-done:
+		case <-ctx.Done():
+			// The first signal stops cleanly; the next one goes back to
+			// the default handler, so that a second Ctrl-C quits at once.
+			stop()
+			fmt.Fprintln(os.Stderr, "\nbench: stopping: attempts in flight are dropped and run again on resume (Ctrl-C again to quit now)")
+		}
+	}()
 	code := Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	close(done)
 	stop()
 	os.Exit(code)
 }
