@@ -143,6 +143,9 @@ func Run(ctx context.Context, cfg Config) *Trajectory {
 
 		if len(msg.ToolCalls) == 0 {
 			tr.Stop = StopAnswered
+			if resp.DoneReason == "length" {
+				tr.Stop = StopReplyCut
+			}
 			return tr
 		}
 		for _, tc := range msg.ToolCalls {

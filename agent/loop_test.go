@@ -155,3 +155,10 @@ func TestModelErrorIsInfraError(t *testing.T) {
 		t.Errorf("stop = %s, err = %q; want infra_error with the server's message", tr.Stop, tr.Err)
 	}
 }
+
+func TestReplyCutByNumPredict(t *testing.T) {
+	tr := runLoop(t, ollamatest.Turns(ollamatest.Reply{Content: "Let me call the", DoneReason: "length"}))
+	if tr.Stop != agent.StopReplyCut {
+		t.Errorf("stop = %s, want reply_cut", tr.Stop)
+	}
+}

@@ -13,6 +13,10 @@ type StopReason string
 const (
 	// StopAnswered: the model answered without calling a tool.
 	StopAnswered StopReason = "answered"
+	// StopReplyCut: the model's reply, with no tool call, was cut by
+	// num_predict (Ollama's done_reason "length"): it may have been about
+	// to call a tool. Scored like any ending; told apart for analysis.
+	StopReplyCut StopReason = "reply_cut"
 	// StopMaxTurns: the turn limit was reached.
 	StopMaxTurns StopReason = "max_turns"
 	// StopMaxTokens: the total token limit (prompt + completion over all turns) was reached.
