@@ -252,3 +252,48 @@ func (s *Store) Summary(ctx context.Context, runID string) ([]TaskSummary, error
 	}
 	return out, nil
 }
+
+// RunStat is one line of the list of runs: a run and how far it got.
+type RunStat struct {
+	ID        string    `db:"id"`
+	Name      string    `db:"name"`
+	CreatedAt time.Time `db:"-"`
+	Created   string    `db:"created_at"`
+	Model     string    `db:"model"`
+	Suite     string    `db:"suite"`
+	Status    string    `db:"status"`
+	// AttemptsPerTask is G; Arms and Tasks count the run's arms and tasks,
+	// so Planned = Arms × Tasks × G.
+	AttemptsPerTask int `db:"attempts_per_task"`
+	Arms            int `db:"arms"`
+	Tasks           int `db:"tasks"`
+	// Finished, Passes and InfraErrors count the stored attempts.
+	Finished    int `db:"finished"`
+	Passes      int `db:"passes"`
+	InfraErrors int `db:"infra_errors"`
+}
+
+// Planned is the number of attempts the run's plan holds.
+func (r RunStat) Planned() int { return r.Arms * r.Tasks * r.AttemptsPerTask }
+
+// RunStats lists every run, newest first, with its progress.
+func (s *Store) RunStats(ctx context.Context) ([]RunStat, error) {
+	var rows []RunStat
+	err := s.db.SelectContext(ctx, &rows, `SELECT r.id, r.name, r.created_at, r.model, r.suite, r.status,
+			r.attempts_per_task,
+			(SELECT count(*) FROM arms a WHERE a.run_id = r.id) AS arms,
+			(SELECT count(*) FROM tasks t WHERE t.run_id = r.id) AS tasks,
+			(SELECT count(*) FROM attempts x WHERE x.run_id = r.id AND x.status = 'finished') AS finished,
+			(SELECT count(*) FROM attempts x WHERE x.run_id = r.id AND x.reward = 1) AS passes,
+			(SELECT count(*) FROM attempts x WHERE x.run_id = r.id AND x.status = 'infra_error') AS infra_errors
+		FROM runs r ORDER BY r.created_at DESC, r.rowid DESC`)
+	if err != nil {
+		return nil, fmt.Errorf("list runs in %s: %w", s.path, err)
+	}
+	for i := range rows {
+		if t, err := time.Parse(timeLayout, rows[i].Created); err == nil {
+			rows[i].CreatedAt = t
+		}
+	}
+	return rows, nil
+}

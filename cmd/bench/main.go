@@ -57,6 +57,7 @@ const usage = `bench: a benchmark harness for tool-using agents on local models
 Usage:
   bench run [flags]             run a suite (or one task) G times per task and score every attempt
   bench validate [SUITE|TASK]   check that reference solutions pass and untouched workspaces fail
+  bench runs                    the stored runs, newest first, with their progress
   bench report [RUN]            summary of a stored run (default: the latest)
   bench export [flags]          attempts as JSONL training data (messages + tools, rewards, advantages)
   bench overhead --model M      prompt tokens each tool and server adds to every request
@@ -82,6 +83,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdValidate(ctx, args[1:], stdout, stderr)
 	case "report":
 		err = cmdReport(ctx, args[1:], stdout, stderr)
+	case "runs":
+		err = cmdRuns(ctx, args[1:], stdout, stderr)
 	case "export":
 		err = cmdExport(ctx, args[1:], stdout, stderr)
 	case "overhead":

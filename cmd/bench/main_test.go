@@ -85,6 +85,10 @@ func TestRunThenReport(t *testing.T) {
 			t.Errorf("summary lacks %q:\n%s", want, stdout)
 		}
 	}
+	code, runs, stderr := bench(t, "runs", "--db", db)
+	if code != 0 || !strings.Contains(runs, "recipe-trailing-dot") || !strings.Contains(runs, "2/2") || !strings.Contains(runs, "finished") {
+		t.Errorf("runs (exit %d, %s):\n%s", code, stderr, runs)
+	}
 	code, report, stderr := bench(t, "report", "--db", db)
 	if code != 0 {
 		t.Fatalf("report exit %d: %s", code, stderr)
