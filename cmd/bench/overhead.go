@@ -330,32 +330,28 @@ func measureArm(ctx context.Context, model agent.Model, modelName string, opts m
 
 // meanTurns is the mean number of turns of a stored run's finished attempts.
 func meanTurns(ctx context.Context, db, runID string) (float64, string, error) {
-	if _, err := os.Stat(db); err != nil {
-		return 0, "", usagef("overhead: --db %s: no such file", db)
-	}
-	store, err := results.OpenReadOnly(ctx, db)
+	store, err := openResults(ctx, "overhead", db)
 	if err != nil {
 		return 0, "", err
 	}
 	defer store.Close()
-	rows, err := store.Summary(ctx, runID)
+	if _, err := store.GetRun(ctx, runID); errors.Is(err, results.ErrNoRun) {
+		return 0, "", usagef("overhead: --run %s: no such run in %s", runID, db)
+	}
+	attempts, err := store.AttemptMetrics(ctx, runID)
 	if err != nil {
 		return 0, "", err
 	}
-	if len(rows) == 0 {
-		if _, err := store.GetRun(ctx, runID); errors.Is(err, results.ErrNoRun) {
-			return 0, "", usagef("overhead: --run %s: no such run in %s", runID, db)
+	turns, finished := 0, 0
+	for _, a := range attempts {
+		if a.Finished() {
+			turns += a.Turns
+			finished++
 		}
-	}
-	var turns float64
-	finished := 0
-	for _, r := range rows {
-		turns += r.MeanTurns * float64(r.Finished)
-		finished += r.Finished
 	}
 	if finished == 0 {
 		return 0, "", usagef("overhead: --run %s: the run has no finished attempt to take the turns from; give --turns N", runID)
 	}
-	mean := math.Round(turns/float64(finished)*10) / 10
+	mean := math.Round(float64(turns)/float64(finished)*10) / 10
 	return mean, fmt.Sprintf("mean of run %s, %d attempts", runID, finished), nil
 }

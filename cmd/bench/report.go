@@ -2,9 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"os"
+	"io/fs"
 	"strconv"
 	"strings"
 
@@ -79,10 +80,11 @@ func writeRunReport(ctx context.Context, store *results.Store, runID string, w i
 // openResults opens an existing results file read-only; a missing file is
 // a usage error naming --db.
 func openResults(ctx context.Context, cmd, db string) (*results.Store, error) {
-	if _, err := os.Stat(db); err != nil {
+	s, err := results.OpenReadOnly(ctx, db)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil, usagef("%s: --db %s: no such file", cmd, db)
 	}
-	return results.OpenReadOnly(ctx, db)
+	return s, err
 }
 
 // parseKs parses a comma-separated list of positive integers; "" is nil.

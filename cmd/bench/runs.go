@@ -4,10 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"text/tabwriter"
-
-	"github.com/benchhq/bench/results"
 )
 
 // cmdRuns is `bench runs`: the runs of a database, newest first, with how
@@ -21,10 +18,7 @@ func cmdRuns(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if fs.NArg() > 0 {
 		return usagef("runs: unexpected argument %q (flags only)", fs.Arg(0))
 	}
-	if _, err := os.Stat(*db); err != nil {
-		return usagef("runs: --db %s: no such file", *db)
-	}
-	store, err := results.OpenReadOnly(ctx, *db)
+	store, err := openResults(ctx, "runs", *db)
 	if err != nil {
 		return err
 	}
