@@ -3,7 +3,6 @@ package runner
 import (
 	"encoding/json"
 	"fmt"
-	"time"
 
 	"github.com/benchhq/bench/agent"
 	"github.com/benchhq/bench/evaluator"
@@ -11,32 +10,52 @@ import (
 	"github.com/benchhq/bench/tasks"
 )
 
-// storedPlan is the JSON shape of a plan stored with its run.
+// storedPlan is the plan as stored with its run (results.Run.Config), the
+// one shape it is written and read in.
 type storedPlan struct {
-	Name        string         `json:"name"`
-	Model       string         `json:"model"`
-	Options     map[string]any `json:"options"`
-	Seed        int64          `json:"seed"`
-	Attempts    int            `json:"attempts"`
-	Arms        []Arm          `json:"arms"`
-	Concurrency int            `json:"concurrency"`
-	Limits      struct {
-		MaxTurns  int            `json:"MaxTurns"`
-		MaxTokens int            `json:"MaxTokens"`
-		WallTime  tasks.Duration `json:"WallTime"`
-	} `json:"limits"`
+	Name           string              `json:"name"`
+	Model          string              `json:"model"`
+	Options        map[string]any      `json:"options"`
+	Seed           int64               `json:"seed"`
+	Attempts       int                 `json:"attempts"`
+	Suite          string              `json:"suite"`
+	Arms           []Arm               `json:"arms"`
+	Concurrency    int                 `json:"concurrency"`
+	Limits         tasks.Limits        `json:"limits"`
 	System         string              `json:"system"`
 	MaxTries       int                 `json:"max_tries"`
 	Advantage      evaluator.Method    `json:"advantage"`
-	RequestTimeout string              `json:"request_timeout"`
+	RequestTimeout tasks.Duration      `json:"request_timeout"`
 	Profiles       map[string]any      `json:"profiles"`
 	Sandbox        agent.SandboxConfig `json:"sandbox"`
 	BaseDir        string              `json:"base_dir"`
 }
 
+// storedPlanOf is the stored form of a normalized plan.
+func storedPlanOf(p *Plan) storedPlan {
+	return storedPlan{
+		Name:           p.Name,
+		Model:          p.Model,
+		Options:        p.Options,
+		Seed:           p.Seed,
+		Attempts:       p.Attempts,
+		Suite:          p.Suite.Dir,
+		Arms:           p.Arms,
+		Concurrency:    p.Concurrency,
+		Limits:         p.Limits,
+		System:         p.System,
+		MaxTries:       p.MaxTries,
+		Advantage:      p.Advantage,
+		RequestTimeout: tasks.Duration{Duration: p.RequestTimeout},
+		Profiles:       p.ProfilesRaw,
+		Sandbox:        p.Sandbox,
+		BaseDir:        p.BaseDir,
+	}
+}
+
 // PlanFromRun rebuilds the plan of a stored run, so that it can be resumed
 // with the same model, options, seeds, arms and tasks. The tasks are loaded
-// again from the suite folder the run used.
+// again from the folders the run used.
 func PlanFromRun(run *results.Run) (*Plan, error) {
 	var sp storedPlan
 	if err := json.Unmarshal([]byte(run.Config), &sp); err != nil {
@@ -50,37 +69,86 @@ func PlanFromRun(run *results.Run) (*Plan, error) {
 		}
 		suite.Tasks = append(suite.Tasks, t)
 	}
-	var reqTimeout time.Duration
-	if sp.RequestTimeout != "" {
-		var err error
-		if reqTimeout, err = time.ParseDuration(sp.RequestTimeout); err != nil {
-			return nil, fmt.Errorf("stored plan of run %s: request_timeout: %w", run.ID, err)
-		}
-	}
 	profiles, err := agent.ParseProfiles("stored plan of run "+run.ID, sp.Profiles)
 	if err != nil {
 		return nil, err
 	}
-	opts := sp.Options
-	delete(opts, "seed")
 	return &Plan{
-		Name:        sp.Name,
-		Model:       sp.Model,
-		Options:     opts,
-		Seed:        sp.Seed,
-		Attempts:    sp.Attempts,
-		Suite:       suite,
-		Arms:        sp.Arms,
-		Concurrency: sp.Concurrency,
-		Limits:      tasks.Limits{MaxTurns: sp.Limits.MaxTurns, MaxTokens: sp.Limits.MaxTokens, WallTime: sp.Limits.WallTime},
-		System:      sp.System,
-		MaxTries:    sp.MaxTries,
-		Advantage:   sp.Advantage,
-
-		RequestTimeout: reqTimeout,
+		Name:           sp.Name,
+		Model:          sp.Model,
+		Options:        sp.Options,
+		Seed:           sp.Seed,
+		Attempts:       sp.Attempts,
+		Suite:          suite,
+		Arms:           sp.Arms,
+		Concurrency:    sp.Concurrency,
+		Limits:         sp.Limits,
+		System:         sp.System,
+		MaxTries:       sp.MaxTries,
+		Advantage:      sp.Advantage,
+		RequestTimeout: sp.RequestTimeout.Duration,
 		Profiles:       profiles,
 		ProfilesRaw:    sp.Profiles,
 		Sandbox:        sp.Sandbox,
 		BaseDir:        sp.BaseDir,
 	}, nil
+}
+
+// compatible checks that a stored run can be continued with this plan:
+// everything that shapes an attempt is the same (model and options, seed,
+// G, arms with their tools, servers, profiles and approvers, limits, system
+// prompt, sandbox limits, advantage method), and so are the tasks, file for
+// file. What only paces the run (concurrency, tries, request timeout,
+// keeping workspaces, the sandbox's mode) may change.
+func compatible(run *results.Run, p *Plan) error {
+	var was storedPlan
+	if err := json.Unmarshal([]byte(run.Config), &was); err != nil {
+		return fmt.Errorf("stored plan: %w", err)
+	}
+	now := storedPlanOf(p)
+	differs := func(field string, a, b any) error {
+		ja, _ := json.Marshal(a)
+		jb, _ := json.Marshal(b)
+		if string(ja) == string(jb) {
+			return nil
+		}
+		return fmt.Errorf("the run's %s was %s, not %s: start a new run (another --name) to change it", field, ja, jb)
+	}
+	was.Sandbox.Mode, now.Sandbox.Mode = "", ""
+	for _, c := range []struct {
+		field string
+		a, b  any
+	}{
+		{"model", was.Model, now.Model},
+		{"options", was.Options, now.Options},
+		{"seed", was.Seed, now.Seed},
+		{"attempts per task", was.Attempts, now.Attempts},
+		{"arms", was.Arms, now.Arms},
+		{"limits", was.Limits, now.Limits},
+		{"system prompt", was.System, now.System},
+		{"advantage method", was.Advantage, now.Advantage},
+		{"profiles", was.Profiles, now.Profiles},
+		{"sandbox limits", was.Sandbox, now.Sandbox},
+	} {
+		if err := differs(c.field, c.a, c.b); err != nil {
+			return err
+		}
+	}
+	hashes := map[string]string{}
+	for _, t := range run.Tasks {
+		hashes[t.ID] = t.Hash
+	}
+	if len(p.Suite.Tasks) != len(run.Tasks) {
+		return fmt.Errorf("the run has %d tasks, this plan %d: start a new run (another --name) to change them", len(run.Tasks), len(p.Suite.Tasks))
+	}
+	for _, t := range p.Suite.Tasks {
+		h, ok := hashes[t.ID]
+		if !ok {
+			return fmt.Errorf("the run has no task %q", t.ID)
+		}
+		if h != t.Hash {
+			return fmt.Errorf("task %s changed since the run started (its files differ): start a new run", t.ID)
+		}
+	}
+	return nil
 }

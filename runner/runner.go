@@ -193,7 +193,7 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 }
 
 func (r *Runner) newRun(plan *Plan, runID string) *results.Run {
-	cfg, _ := json.Marshal(planRecord(plan))
+	cfg, _ := json.Marshal(storedPlanOf(plan))
 	run := &results.Run{
 		ID:              runID,
 		Name:            plan.Name,
@@ -216,64 +216,6 @@ func (r *Runner) newRun(plan *Plan, runID string) *results.Run {
 		run.Tasks = append(run.Tasks, results.TaskInfo{ID: t.ID, Dir: t.Dir, Hash: t.Hash, Instruction: t.Instruction})
 	}
 	return run
-}
-
-// planRecord is the plan as stored with the run, for reproducing it.
-func planRecord(p *Plan) map[string]any {
-	return map[string]any{
-		"name":            p.Name,
-		"model":           p.Model,
-		"options":         p.Options,
-		"seed":            p.Seed,
-		"attempts":        p.Attempts,
-		"suite":           p.Suite.Dir,
-		"arms":            p.Arms,
-		"concurrency":     p.Concurrency,
-		"limits":          p.Limits,
-		"system":          p.System,
-		"max_tries":       p.MaxTries,
-		"advantage":       p.Advantage,
-		"request_timeout": p.RequestTimeout.String(),
-		"profiles":        p.ProfilesRaw,
-		"sandbox":         p.Sandbox,
-		"base_dir":        p.BaseDir,
-	}
-}
-
-// compatible checks that a stored run can be continued with this plan:
-// the same model, seed, G and arms, and tasks that did not change.
-func compatible(run *results.Run, p *Plan) error {
-	switch {
-	case run.Model != p.Model:
-		return fmt.Errorf("the run used model %s, not %s", run.Model, p.Model)
-	case run.Seed != p.Seed:
-		return fmt.Errorf("the run used seed %d, not %d", run.Seed, p.Seed)
-	case run.AttemptsPerTask != p.Attempts:
-		return fmt.Errorf("the run used %d attempts per task, not %d", run.AttemptsPerTask, p.Attempts)
-	}
-	arms := map[string]bool{}
-	for _, a := range run.Arms {
-		arms[a.Name] = true
-	}
-	for _, a := range p.Arms {
-		if !arms[a.Name] {
-			return fmt.Errorf("the run has no arm %q", a.Name)
-		}
-	}
-	hashes := map[string]string{}
-	for _, t := range run.Tasks {
-		hashes[t.ID] = t.Hash
-	}
-	for _, t := range p.Suite.Tasks {
-		h, ok := hashes[t.ID]
-		if !ok {
-			return fmt.Errorf("the run has no task %q", t.ID)
-		}
-		if h != t.Hash {
-			return fmt.Errorf("task %s changed since the run started (its files differ): start a new run", t.ID)
-		}
-	}
-	return nil
 }
 
 // attemptWithRetries runs one attempt, retrying it with backoff while it

@@ -296,16 +296,37 @@ func TestResumeKeepsFinishedAttempts(t *testing.T) {
 	f := newFixture(t, ollamatest.Turns(ollamatest.Reply{Content: "no"}))
 	suite := loadTask(t, "recipe-trailing-dot")
 	f.run(&runner.Plan{Model: "fake", Suite: suite, Attempts: 2}, "r1")
-	before := len(f.server.Requests())
+	before := attemptRequests(f.server.Requests())
 	out := f.run(&runner.Plan{Model: "fake", Suite: suite, Attempts: 2}, "r1")
 	if out.Ran != 0 || out.Skipped != 2 {
 		t.Errorf("resume ran %d and skipped %d; want 0 and 2", out.Ran, out.Skipped)
 	}
-	if got := len(f.server.Requests()) - before; got != 1 {
-		t.Errorf("requests on resume: %d, want only the preflight", got)
+	if got := attemptRequests(f.server.Requests()) - before; got != 0 {
+		t.Errorf("attempt requests on resume: %d, want none", got)
 	}
 	if _, err := f.runner.Run(context.Background(), &runner.Plan{Model: "other", Suite: suite, Attempts: 2}, "r1"); err == nil || !strings.Contains(err.Error(), "model") {
 		t.Errorf("resume with another model: err = %v, want a refusal naming the model", err)
+	}
+	// Anything that shapes an attempt must match too; what paces the run may change.
+	refused := []struct {
+		name string
+		plan runner.Plan
+		want string
+	}{
+		{"profile", runner.Plan{Model: "fake", Suite: suite, Attempts: 2, Arms: []runner.Arm{{Name: "default", Profile: "read-only"}}}, "arms"},
+		{"tools", runner.Plan{Model: "fake", Suite: suite, Attempts: 2, Arms: []runner.Arm{{Name: "default", Tools: []string{"read_file"}}}}, "arms"},
+		{"temperature", runner.Plan{Model: "fake", Suite: suite, Attempts: 2, Options: map[string]any{"temperature": 1.5}}, "options"},
+		{"system prompt", runner.Plan{Model: "fake", Suite: suite, Attempts: 2, System: "Be brief."}, "system prompt"},
+		{"limits", runner.Plan{Model: "fake", Suite: suite, Attempts: 2, Limits: tasks.Limits{MaxTurns: 3}}, "limits"},
+		{"other tasks", runner.Plan{Model: "fake", Suite: &tasks.Suite{Name: "none", Tasks: append(suite.Tasks, loadTask(t, "phonebook-sort").Tasks...)}, Attempts: 2}, "tasks"},
+	}
+	for _, tt := range refused {
+		if _, err := f.runner.Run(context.Background(), &tt.plan, "r1"); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("resume with another %s: err = %v, want a refusal naming %q", tt.name, err, tt.want)
+		}
+	}
+	if out := f.run(&runner.Plan{Model: "fake", Suite: suite, Attempts: 2, Concurrency: 3, MaxTries: 7}, "r1"); out.Skipped != 2 {
+		t.Errorf("resume with another concurrency and tries: skipped %d, want 2", out.Skipped)
 	}
 }
 
