@@ -3,48 +3,20 @@ package runner
 import (
 	"context"
 	"fmt"
-	"os"
 
-	"github.com/benchhq/bench/agent"
 	"github.com/benchhq/bench/overhead"
-	"github.com/benchhq/bench/results"
 )
 
-// measureOverhead measures, once per arm, the prompt tokens its tool set
-// adds to every request: one minimal request per configuration against
-// the run's model. The reports are saved with the run so that the report
-// can put an arm's tool cost beside its pass rate. Arms already measured
-// (a resumed run) are skipped.
-func (r *Runner) measureOverhead(ctx context.Context, plan *Plan, have map[string]bool) ([]*overhead.Report, error) {
-	dir, err := os.MkdirTemp(r.TempDir, "bench-overhead-")
-	if err != nil {
-		return nil, fmt.Errorf("measure tool overhead: %w", err)
-	}
-	defer os.RemoveAll(dir)
-	ws, err := agent.NewWorkspace(dir)
-	if err != nil {
-		return nil, fmt.Errorf("measure tool overhead: %w", err)
-	}
+// measureOverhead measures, per arm, the prompt tokens its tool sets add
+// to every request: one minimal request per configuration against the
+// run's model. Its first requests are also the check of the model before
+// the first attempt: a server that is down, a model that is not pulled or
+// one that cannot take tools stops the run here, with what to do.
+func (r *Runner) measureOverhead(ctx context.Context, plan *Plan, armSets map[string][]overhead.ToolSet) ([]*overhead.Report, error) {
 	var reps []*overhead.Report
 	for _, arm := range plan.Arms {
-		if have[arm.Name] {
-			continue
-		}
-		reg, err := builtinRegistry(ws, arm, agent.BuiltinOptions{})
-		if err != nil {
-			return nil, err
-		}
-		sets := []overhead.ToolSet{{Name: overhead.BuiltinSet, Tools: reg.Tools()}}
-		conns, err := r.connectArmServers(ctx, plan, arm, dir)
-		if err != nil {
-			return nil, err
-		}
-		for _, c := range conns {
-			sets = append(sets, overhead.ToolSet{Name: c.name, Tools: c.tools})
-		}
 		r.logf("arm %s: measuring what its tools cost in prompt tokens (one short request per tool and tool set)", arm.Name)
-		rep, err := overhead.Measure(ctx, r.Model, plan.Model, plan.Options, sets)
-		closeAll(conns)
+		rep, err := overhead.Measure(ctx, r.Model, plan.Model, plan.Options, armSets[arm.Name])
 		if err != nil {
 			return nil, fmt.Errorf("measure tool overhead of arm %s: %w", arm.Name, err)
 		}
@@ -58,7 +30,8 @@ func (r *Runner) measureOverhead(ctx context.Context, plan *Plan, have map[strin
 	return reps, nil
 }
 
-// saveOverhead stores the measurements of a run's arms.
+// saveOverhead stores the measurements of a run's arms, replacing those of
+// an earlier start of the same run.
 func (r *Runner) saveOverhead(ctx context.Context, runID string, reps []*overhead.Report) error {
 	for _, rep := range reps {
 		if err := r.Store.SaveOverhead(ctx, runID, rep.Record()); err != nil {
@@ -66,17 +39,4 @@ func (r *Runner) saveOverhead(ctx context.Context, runID string, reps []*overhea
 		}
 	}
 	return nil
-}
-
-// measuredArms lists the arms of a stored run whose overhead is stored.
-func measuredArms(ctx context.Context, store *results.Store, runID string) (map[string]bool, error) {
-	have := map[string]bool{}
-	stored, err := store.Overhead(ctx, runID)
-	if err != nil {
-		return nil, err
-	}
-	for _, o := range stored {
-		have[o.Arm] = true
-	}
-	return have, nil
 }

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/benchhq/bench/agent"
+	"github.com/benchhq/bench/overhead"
 	"github.com/benchhq/bench/results"
 )
 
@@ -88,14 +89,7 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 		}
 		r.approvers[a.Name] = ap
 	}
-	if err := r.preflight(ctx, plan); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrPreflight, err)
-	}
-	if err := r.checkServers(ctx, plan); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrPreflight, err)
-	}
 	run, err := r.Store.GetRun(ctx, runID)
-	measured := map[string]bool{}
 	switch {
 	case errors.Is(err, results.ErrNoRun):
 		run = nil
@@ -105,15 +99,24 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 		if err := compatible(run, plan); err != nil {
 			return nil, fmt.Errorf("resume run %s: %w", runID, err)
 		}
-		if measured, err = measuredArms(ctx, r.Store, runID); err != nil {
-			return nil, fmt.Errorf("resume run %s: %w", runID, err)
-		}
 	}
-	// What the arms' tools cost in prompt tokens, measured before the
-	// first attempt (and before anything is stored, so a model that fails
-	// here leaves no run behind).
-	reps, err := r.measureOverhead(ctx, plan, measured)
+	// Before the first attempt, and before anything is stored: each arm's
+	// tools (its servers started once), what they cost in prompt tokens
+	// (which also checks the model server, the model and its tool
+	// support), and each task's own servers with no name colliding.
+	armSets := map[string][]overhead.ToolSet{}
+	for _, arm := range plan.Arms {
+		sets, err := r.ToolSets(ctx, arm, arm.Servers, plan.Suite.Tasks[0])
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrPreflight, err)
+		}
+		armSets[arm.Name] = sets
+	}
+	reps, err := r.measureOverhead(ctx, plan, armSets)
 	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrPreflight, err)
+	}
+	if err := r.checkTaskServers(ctx, plan, armSets); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrPreflight, err)
 	}
 	if run == nil {
@@ -179,11 +182,7 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 		_ = r.Store.FinishRun(context.WithoutCancel(ctx), run.ID, results.RunInterrupted)
 		return out, nil
 	}
-	method := plan.Advantage
-	if method == "" {
-		method = DefaultAdvantage
-	}
-	if out.ZeroVarianceShare, err = StoreAdvantages(ctx, r.Store, run.ID, method); err != nil {
+	if out.ZeroVarianceShare, err = StoreAdvantages(ctx, r.Store, run.ID, plan.Advantage); err != nil {
 		return out, err
 	}
 	if err := r.Store.FinishRun(ctx, run.ID, results.RunFinished); err != nil {

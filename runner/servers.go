@@ -8,6 +8,7 @@ import (
 
 	"github.com/benchhq/bench/agent"
 	"github.com/benchhq/bench/agent/mcp"
+	"github.com/benchhq/bench/overhead"
 	"github.com/benchhq/bench/results"
 	"github.com/benchhq/bench/tasks"
 )
@@ -24,17 +25,24 @@ func servers(t *tasks.Task, arm Arm) []tasks.Server {
 	return append(append([]tasks.Server(nil), t.Servers...), arm.Servers...)
 }
 
-// connect starts or reaches every server of a list for one attempt. On an
-// error the servers already connected are shut down.
+// connect starts or reaches every server of a list. Each server's
+// description flags are checked against the names of the tools offered
+// before it (otherTools, then the servers connected earlier). On an error
+// the servers already connected are shut down.
 func (r *Runner) connect(ctx context.Context, list []tasks.Server, vars mcp.Vars, otherTools []string, wrap func([]string) []string) ([]*attached, error) {
 	var out []*attached
+	others := append([]string(nil), otherTools...)
 	for _, srv := range list {
-		conn, err := mcp.Connect(ctx, srv, vars, mcp.Options{OtherTools: otherTools, Wrap: wrap})
+		conn, err := mcp.Connect(ctx, srv, vars, mcp.Options{OtherTools: others, Wrap: wrap})
 		if err != nil {
 			closeAll(out)
 			return nil, err
 		}
-		out = append(out, &attached{name: srv.Name, conn: conn, tools: conn.Tools()})
+		a := &attached{name: srv.Name, conn: conn, tools: conn.Tools()}
+		for _, t := range a.tools {
+			others = append(others, t.Spec().Name)
+		}
+		out = append(out, a)
 	}
 	return out, nil
 }
@@ -58,68 +66,73 @@ func closeAll(list []*attached) []results.ServerLog {
 	return logs
 }
 
-// vars are the placeholder values of a task's attempt.
+// vars are the placeholder values of an attempt of a task (nil for none:
+// {task} and {data} then cannot be used).
 func (r *Runner) vars(t *tasks.Task, workspace string) mcp.Vars {
-	return mcp.Vars{Task: t.Dir, Workspace: workspace, Data: t.DataDir(), Bench: r.BenchPath}
+	v := mcp.Vars{Workspace: workspace, Bench: r.BenchPath}
+	if t != nil {
+		v.Task, v.Data = t.Dir, t.DataDir()
+	}
+	return v
 }
 
-// connectArmServers connects an arm's own servers in a scratch workspace,
-// with the first task's folders for {task} and {data}, to measure them.
-func (r *Runner) connectArmServers(ctx context.Context, plan *Plan, arm Arm, dir string) ([]*attached, error) {
-	if len(arm.Servers) == 0 {
-		return nil, nil
+// ToolSets is what an arm offers the model, as tool sets: the built-in
+// tools the arm allows, then the tools of each server of list, connected
+// once in a scratch workspace (with task's folders for the placeholders,
+// when task is not nil) and shut down again. Tools a server lists but does
+// not offer are logged. The tools' specs stay usable after the servers are
+// gone, for measuring them and for checking names; calling them is not.
+func (r *Runner) ToolSets(ctx context.Context, arm Arm, list []tasks.Server, task *tasks.Task) ([]overhead.ToolSet, error) {
+	dir, err := os.MkdirTemp(r.TempDir, "bench-tools-")
+	if err != nil {
+		return nil, fmt.Errorf("tools of arm %s: %w", arm.Name, err)
 	}
-	conns, err := r.connect(ctx, arm.Servers, r.vars(plan.Suite.Tasks[0], dir), nil, nil)
+	defer os.RemoveAll(dir)
+	ws, err := agent.NewWorkspace(dir)
+	if err != nil {
+		return nil, fmt.Errorf("tools of arm %s: %w", arm.Name, err)
+	}
+	reg, err := builtinRegistry(ws, arm, agent.BuiltinOptions{})
+	if err != nil {
+		return nil, err
+	}
+	sets := []overhead.ToolSet{{Name: overhead.BuiltinSet, Tools: reg.Tools()}}
+	conns, err := r.connect(ctx, list, r.vars(task, dir), reg.Names(), nil)
 	if err != nil {
 		return nil, fmt.Errorf("arm %s: %w", arm.Name, err)
 	}
-	return conns, nil
+	for _, c := range conns {
+		for _, s := range c.conn.Skipped() {
+			r.logf("warning: MCP server %s: tool %s is not offered: %s", c.name, s.Tool, s.Reason)
+		}
+		sets = append(sets, overhead.ToolSet{Name: c.name, Tools: c.tools})
+	}
+	closeAll(conns)
+	return sets, nil
 }
 
-// checkServers connects, once, every server of every task under every arm
-// in a scratch workspace, and builds the attempt's tool registry: a server
-// that fails discovery or listing, or a tool that would shadow another,
-// stops the run before any attempt. Tools a server lists but that are not
-// offered (a schema bench cannot check, a name outside the allow-list) are
-// reported once.
-func (r *Runner) checkServers(ctx context.Context, plan *Plan) error {
-	seen := map[string]bool{}
+// checkTaskServers connects each task's own servers once and checks,
+// under every arm, that no tool would shadow another: a server that fails
+// discovery or listing, or a name collision, stops the run before any
+// attempt. armSets are the arms' tool sets, by arm name.
+func (r *Runner) checkTaskServers(ctx context.Context, plan *Plan, armSets map[string][]overhead.ToolSet) error {
 	for _, t := range plan.Suite.Tasks {
+		if len(t.Servers) == 0 {
+			continue
+		}
+		first := plan.Arms[0]
+		taskSets, err := r.ToolSets(ctx, Arm{Name: first.Name, Tools: first.Tools}, t.Servers, t)
+		if err != nil {
+			return fmt.Errorf("task %s: %w", t.ID, err)
+		}
 		for _, arm := range plan.Arms {
-			list := servers(t, arm)
-			if len(list) == 0 {
-				continue
-			}
-			dir, err := os.MkdirTemp(r.TempDir, "bench-servers-")
-			if err != nil {
-				return fmt.Errorf("check MCP servers: %w", err)
-			}
-			ws, err := agent.NewWorkspace(dir)
-			if err != nil {
-				os.RemoveAll(dir)
-				return err
-			}
-			reg, err := builtinRegistry(ws, arm, agent.BuiltinOptions{})
-			if err == nil {
-				var conns []*attached
-				conns, err = r.connect(ctx, list, r.vars(t, dir), reg.Names(), nil)
-				if err == nil {
-					err = addServerTools(reg, conns)
-					for _, c := range conns {
-						for _, s := range c.conn.Skipped() {
-							key := c.name + "/" + s.Tool
-							if !seen[key] {
-								seen[key] = true
-								r.logf("warning: MCP server %s: tool %s is not offered: %s", c.name, s.Tool, s.Reason)
-							}
-						}
+			reg := agent.NewRegistry()
+			for _, set := range append(armSets[arm.Name], taskSets[1:]...) {
+				for _, tool := range set.Tools {
+					if err := reg.Add(tool); err != nil {
+						return fmt.Errorf("task %s, arm %s: %w", t.ID, arm.Name, err)
 					}
-					closeAll(conns)
 				}
-			}
-			os.RemoveAll(dir)
-			if err != nil {
-				return fmt.Errorf("task %s, arm %s: %w", t.ID, arm.Name, err)
 			}
 		}
 	}

@@ -15,7 +15,6 @@ import (
 	"strings"
 
 	"github.com/benchhq/bench/agent"
-	"github.com/benchhq/bench/agent/mcp"
 	"github.com/benchhq/bench/overhead"
 	"github.com/benchhq/bench/results"
 	"github.com/benchhq/bench/runner"
@@ -271,61 +270,31 @@ func builtinToolNames() []string {
 	return names
 }
 
-// measureArm connects the arm's servers (and the task's), measures the
-// arm's tool sets and closes the servers again.
+// measureArm measures an arm's tool sets, as a run does at its start
+// (runner.Runner.ToolSets), with the task's own servers too when a task
+// is given.
 func measureArm(ctx context.Context, model agent.Model, modelName string, opts map[string]any, arm runner.Arm, task *tasks.Task, stderr io.Writer) (*overhead.Report, error) {
-	dir, err := os.MkdirTemp("", "bench-overhead-")
-	if err != nil {
-		return nil, fmt.Errorf("make temp folder: %w", err)
-	}
-	defer os.RemoveAll(dir)
-	vars := mcp.Vars{Workspace: dir}
-	vars.Bench, _ = os.Executable()
-	servers := arm.Servers
+	r := &runner.Runner{Model: model, Log: stderr}
+	r.BenchPath, _ = os.Executable()
+	list := arm.Servers
 	if task != nil {
-		if err := task.CopyWorkspace(dir); err != nil {
-			return nil, err
-		}
-		vars.Task, vars.Data = task.Dir, task.DataDir()
-		servers = append(slices.Clone(task.Servers), servers...)
+		list = append(slices.Clone(task.Servers), list...)
 	}
-	ws, err := agent.NewWorkspace(dir)
+	sets, err := r.ToolSets(ctx, arm, list, task)
 	if err != nil {
 		return nil, err
-	}
-	var builtins []agent.Tool
-	for _, t := range agent.Builtins(ws, agent.BuiltinOptions{}) {
-		if len(arm.Tools) == 0 || slices.Contains(arm.Tools, t.Spec().Name) {
-			builtins = append(builtins, t)
-		}
-	}
-	sets := []overhead.ToolSet{{Name: overhead.BuiltinSet, Tools: builtins}}
-	var names []string
-	for _, t := range builtins {
-		names = append(names, t.Spec().Name)
-	}
-	for _, srv := range servers {
-		conn, err := mcp.Connect(ctx, srv, vars, mcp.Options{OtherTools: names})
-		if err != nil {
-			return nil, err
-		}
-		defer conn.Close()
-		for _, s := range conn.Skipped() {
-			fmt.Fprintf(stderr, "note: arm %s: server %s: tool %s is not offered: %s\n", arm.Name, srv.Name, s.Tool, s.Reason)
-		}
-		sets = append(sets, overhead.ToolSet{Name: srv.Name, Tools: conn.Tools()})
 	}
 	n := 0
 	for _, s := range sets {
 		n += len(s.Tools)
 	}
 	fmt.Fprintf(stderr, "measuring arm %s: %d tools in %d sets, model %s, num_ctx %v\n", arm.Name, n, len(sets), modelName, opts["num_ctx"])
-	r, err := overhead.Measure(ctx, model, modelName, opts, sets)
+	rep, err := overhead.Measure(ctx, model, modelName, opts, sets)
 	if err != nil {
 		return nil, err
 	}
-	r.Arm = arm.Name
-	return r, nil
+	rep.Arm = arm.Name
+	return rep, nil
 }
 
 // meanTurns is the mean number of turns of a stored run's finished attempts.
