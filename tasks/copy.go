@@ -57,6 +57,15 @@ func copyTree(src, dst string, replace bool) error {
 			if d.Name() == "__pycache__" {
 				return filepath.SkipDir
 			}
+			if replace {
+				// Whatever stands where a folder goes (a file, or a link
+				// that MkdirAll would follow out of the workspace) goes.
+				if fi, err := os.Lstat(target); err == nil && !fi.IsDir() {
+					if err := os.RemoveAll(target); err != nil {
+						return err
+					}
+				}
+			}
 			if p == src || replace {
 				return os.MkdirAll(target, info.Mode().Perm()|0o700)
 			}
@@ -67,7 +76,9 @@ func copyTree(src, dst string, replace bool) error {
 				return err
 			}
 			if replace {
-				_ = os.Remove(target)
+				if err := os.RemoveAll(target); err != nil {
+					return err
+				}
 			}
 			return os.Symlink(link, target)
 		case info.Mode().IsRegular():
@@ -86,8 +97,10 @@ func copyFile(src, dst string, perm fs.FileMode, replace bool) error {
 	defer in.Close()
 	if replace {
 		// Remove first: dst may be a symlink planted by the agent, which
-		// must be replaced, not followed.
-		_ = os.Remove(dst)
+		// must be replaced, not followed, or a folder in the way.
+		if err := os.RemoveAll(dst); err != nil {
+			return err
+		}
 	}
 	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm|0o600)
 	if err != nil {

@@ -161,6 +161,37 @@ func TestCopyTestsReplacesPlantedFiles(t *testing.T) {
 	}
 }
 
+func TestCopyTestsClearsWhatStandsInTheWay(t *testing.T) {
+	dir := writeTask(t, good, false)
+	os.MkdirAll(filepath.Join(dir, "tests", "helpers"), 0o755)
+	os.WriteFile(filepath.Join(dir, "tests", "test_x.py"), []byte("real"), 0o644)
+	os.WriteFile(filepath.Join(dir, "tests", "helpers", "h.py"), []byte("helper"), 0o644)
+	task, err := tasks.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := t.TempDir()
+	outside := t.TempDir()
+	// a folder where a hidden test file goes, and a link to a folder outside
+	// where a hidden folder goes
+	os.MkdirAll(filepath.Join(ws, "test_x.py", "x"), 0o755)
+	if err := os.Symlink(outside, filepath.Join(ws, "helpers")); err != nil {
+		t.Fatal(err)
+	}
+	if err := task.CopyTests(ws); err != nil {
+		t.Fatalf("copy: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "test_x.py")); string(b) != "real" {
+		t.Errorf("hidden test %q, want the real one", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "helpers", "h.py")); string(b) != "helper" {
+		t.Errorf("hidden helper %q, want the real one", b)
+	}
+	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
+		t.Errorf("the copy wrote outside the workspace through a planted link: %v", entries)
+	}
+}
+
 func TestParseServer(t *testing.T) {
 	tests := []struct {
 		in, wantErr string
