@@ -1,7 +1,6 @@
 package evaluator
 
 import (
-	"fmt"
 	"math"
 	"slices"
 )
@@ -21,26 +20,9 @@ func Mean(xs []float64) float64 {
 	return sum / float64(len(xs))
 }
 
-// Percentile returns the p-th percentile of xs (p in [0, 100]) by linear
-// interpolation between the closest ranks, as numpy.percentile does by
-// default. xs is not modified. It is an error to give no values, a NaN
-// value, or p outside [0, 100].
-func Percentile(xs []float64, p float64) (float64, error) {
-	if len(xs) == 0 {
-		return 0, fmt.Errorf("percentile: no values")
-	}
-	if !(p >= 0 && p <= 100) {
-		return 0, fmt.Errorf("percentile: p = %v: want 0 <= p <= 100", p)
-	}
-	if slices.ContainsFunc(xs, math.IsNaN) {
-		return 0, fmt.Errorf("percentile: values contain NaN")
-	}
-	sorted := slices.Clone(xs)
-	slices.Sort(sorted)
-	return percentileSorted(sorted, p), nil
-}
-
-// percentileSorted is Percentile over sorted, non-empty values.
+// percentileSorted returns the p-th percentile (p in [0, 100]) of sorted,
+// non-empty values by linear interpolation between the closest ranks, as
+// numpy.percentile does by default.
 func percentileSorted(sorted []float64, p float64) float64 {
 	h := float64(len(sorted)-1) * p / 100
 	lo := int(math.Floor(h))
@@ -52,15 +34,16 @@ func percentileSorted(sorted []float64, p float64) float64 {
 }
 
 // Summary describes a sample: its size, mean, extremes and percentiles
-// (numpy's linear interpolation).
+// (numpy's linear interpolation). Its JSON encoding is part of the report's
+// documented structure (docs/export.md).
 type Summary struct {
-	N    int
-	Mean float64
-	P50  float64
-	P90  float64
-	P99  float64
-	Min  float64
-	Max  float64
+	N    int     `json:"n"`
+	Mean float64 `json:"mean"`
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P99  float64 `json:"p99"`
+	Min  float64 `json:"min"`
+	Max  float64 `json:"max"`
 }
 
 // Summarize describes xs without modifying it. An empty xs gives the zero

@@ -1,9 +1,9 @@
 package evaluator
 
 import (
+	"encoding/json"
 	"math"
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -24,7 +24,7 @@ func TestStatMean(t *testing.T) {
 	}
 }
 
-func TestPercentile(t *testing.T) {
+func TestPercentileSorted(t *testing.T) {
 	// Expected values from numpy.percentile (linear interpolation).
 	xs := []float64{15, 20, 35, 40, 50}
 	tests := []struct {
@@ -40,45 +40,16 @@ func TestPercentile(t *testing.T) {
 		{xs, 25, 20},   // h = 1
 		{xs, 99, 49.6}, // h = 3.96
 		{[]float64{1, 2, 3, 4}, 50, 2.5},
-		{[]float64{4, 1, 3, 2}, 50, 2.5}, // unsorted input
+		{[]float64{4, 1, 3, 2}, 50, 2.5}, // sorted first, as Summarize does
 		{[]float64{7}, 90, 7},
 		{[]float64{1, 2}, 90, 1.9},
 	}
 	for _, tt := range tests {
-		before := slices.Clone(tt.xs)
-		got, err := Percentile(tt.xs, tt.p)
-		if err != nil {
-			t.Fatalf("Percentile(%v, %g): %v", tt.xs, tt.p, err)
+		sorted := slices.Clone(tt.xs)
+		slices.Sort(sorted)
+		if got := percentileSorted(sorted, tt.p); !closeTo(got, tt.want, 1e-12) {
+			t.Errorf("percentile of %v at %g = %.15g, want %g", tt.xs, tt.p, got, tt.want)
 		}
-		if !closeTo(got, tt.want, 1e-12) {
-			t.Errorf("Percentile(%v, %g) = %.15g, want %g", tt.xs, tt.p, got, tt.want)
-		}
-		if !slices.Equal(before, tt.xs) {
-			t.Errorf("Percentile modified its input: %v became %v", before, tt.xs)
-		}
-	}
-}
-
-func TestPercentileErrors(t *testing.T) {
-	tests := []struct {
-		name string
-		xs   []float64
-		p    float64
-		want string
-	}{
-		{"empty", nil, 50, "no values"},
-		{"p<0", []float64{1}, -1, "p = -1"},
-		{"p>100", []float64{1}, 101, "p = 101"},
-		{"p NaN", []float64{1}, math.NaN(), "p = NaN"},
-		{"NaN value", []float64{1, math.NaN()}, 50, "NaN"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := Percentile(tt.xs, tt.p)
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("got error %v, want one containing %q", err, tt.want)
-			}
-		})
 	}
 }
 
@@ -105,6 +76,18 @@ func TestSummary(t *testing.T) {
 	nan := Summarize([]float64{1, math.NaN()})
 	if nan.N != 2 || !math.IsNaN(nan.Mean) || !math.IsNaN(nan.P50) || !math.IsNaN(nan.Min) || !math.IsNaN(nan.Max) {
 		t.Errorf("Summarize with a NaN = %+v, want N 2 and NaN fields", nan)
+	}
+}
+
+// TestSummaryJSON pins Summary's JSON encoding: the report's distributions
+// (results.Dist) are Summaries, and docs/export.md documents these keys.
+func TestSummaryJSON(t *testing.T) {
+	b, err := json.Marshal(Summary{N: 3, Mean: 2.5, P50: 2, P90: 3.8, P99: 3.98, Min: 1, Max: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"n":3,"mean":2.5,"p50":2,"p90":3.8,"p99":3.98,"min":1,"max":4}`; string(b) != want {
+		t.Errorf("Summary encodes to %s, want %s", b, want)
 	}
 }
 

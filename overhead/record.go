@@ -26,37 +26,3 @@ func (r *Report) Record() *results.Overhead {
 	}
 	return o
 }
-
-// FromRecord rebuilds a report from a stored overhead (results.Store.Overhead),
-// for rendering. Requests is left 0: the store does not keep it.
-func FromRecord(o *results.Overhead) *Report {
-	r := &Report{
-		Arm:        o.Arm,
-		Model:      o.Model,
-		NumCtx:     o.NumCtx,
-		MeasuredAt: o.MeasuredAt,
-		Baseline:   Count{PromptTokens: o.BaselineTokens, Truncated: o.NumCtx > 0 && o.BaselineTokens >= o.NumCtx},
-		All:        Count{PromptTokens: o.PromptTokens, Truncated: o.Truncated},
-	}
-	index := map[string]int{}
-	set := func(name string) *SetCost {
-		i, ok := index[name]
-		if !ok {
-			i = len(r.Sets)
-			index[name] = i
-			r.Sets = append(r.Sets, SetCost{Name: name})
-		}
-		return &r.Sets[i]
-	}
-	for _, it := range o.Items {
-		s := set(it.Set)
-		switch it.Kind {
-		case results.OverheadSet:
-			s.Count = Count{PromptTokens: it.PromptTokens, Truncated: it.Truncated}
-			s.Tokens = it.Tokens
-		case results.OverheadTool:
-			s.Tools = append(s.Tools, ToolCost{Name: it.Name, Count: Count{PromptTokens: it.PromptTokens, Truncated: it.Truncated}, Tokens: it.Tokens})
-		}
-	}
-	return r
-}

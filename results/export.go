@@ -139,6 +139,11 @@ type exportAttempt struct {
 // Export writes the finished attempts that opts selects to w, one JSON
 // object per line (ExportLine), run by run in the run's arm, task and
 // attempt order. Attempts that did not finish are never written.
+//
+// Options that do not fit the store fail before anything is written: a
+// run that is not in it with a *NoRunError, an arm that none of the runs
+// has with a *NoArmError, MinReward above MaxReward with a
+// *RewardRangeError.
 func (s *Store) Export(ctx context.Context, w io.Writer, opts ExportOptions) (ExportStats, error) {
 	var stats ExportStats
 	if err := opts.check(); err != nil {
@@ -168,9 +173,20 @@ func (o *ExportOptions) check() error {
 		}
 	}
 	if o.MinReward != nil && o.MaxReward != nil && *o.MinReward > *o.MaxReward {
-		return fmt.Errorf("min reward %v is above max reward %v", *o.MinReward, *o.MaxReward)
+		return &RewardRangeError{Min: *o.MinReward, Max: *o.MaxReward}
 	}
 	return nil
+}
+
+// RewardRangeError is the error of an export whose MinReward is above its
+// MaxReward: no attempt could match.
+type RewardRangeError struct {
+	Min, Max float64
+}
+
+// Error says which bound is above which.
+func (e *RewardRangeError) Error() string {
+	return fmt.Sprintf("min reward %v is above max reward %v", e.Min, e.Max)
 }
 
 // exportRuns loads the runs to export and checks that every arm asked
@@ -203,7 +219,7 @@ func (s *Store) exportRuns(ctx context.Context, opts ExportOptions) ([]*Run, err
 			}
 		}
 		if !found {
-			return nil, fmt.Errorf("arm %q is not an arm of the run (arms: %s)", arm, strings.Join(names, ", "))
+			return nil, &NoArmError{Arm: arm, Arms: names}
 		}
 	}
 	return runs, nil
@@ -221,36 +237,33 @@ func (s *Store) exportRun(ctx context.Context, enc *json.Encoder, run *Run, opts
 		ORDER BY ar.idx, t.idx, a.idx`, run.ID); err != nil {
 		return fmt.Errorf("read attempts: %w", err)
 	}
-	// The groups: the finished attempts of each arm and task, in order.
-	type groupKey struct{ arm, task string }
-	var keys []groupKey
-	members := map[groupKey][]*exportAttempt{}
+	attempts := make([]AttemptMetrics, len(rows))
+	byID := make(map[int64]*exportAttempt, len(rows))
 	for i := range rows {
-		a := &rows[i]
-		if a.Status != string(StatusFinished) || !a.Reward.Valid {
-			continue
-		}
-		k := groupKey{a.Arm, a.Task}
-		if _, ok := members[k]; !ok {
-			keys = append(keys, k)
-		}
-		members[k] = append(members[k], a)
-	}
-	rewards := make([][]float64, len(keys))
-	for i, k := range keys {
-		for _, a := range members[k] {
-			rewards[i] = append(rewards[i], float64(a.Reward.Int64))
-		}
-	}
-	if method, ok := recomputeWith(opts.Method, rows); ok {
-		adv, err := evaluator.Advantages(method, rewards)
+		m, err := rows[i].metrics()
 		if err != nil {
 			return err
 		}
-		for i, k := range keys {
-			for j, a := range members[k] {
-				a.Advantage = sql.NullFloat64{Float64: adv[i][j], Valid: true}
-				a.Method = sql.NullString{String: string(method), Valid: true}
+		attempts[i] = m
+		byID[m.ID] = &rows[i]
+		if m.Status != StatusFinished && (len(opts.Arms) == 0 || slices.Contains(opts.Arms, m.Key.Arm)) {
+			stats.Unscored++
+		}
+	}
+	groups, err := groupAttempts(run, attempts)
+	if err != nil {
+		return err
+	}
+	if method, ok := recomputeWith(opts.Method, attempts); ok {
+		adv, err := groupAdvantages(groups, method)
+		if err != nil {
+			return err
+		}
+		for _, g := range groups {
+			for i := range g.attempts {
+				if v, ok := adv[g.attempts[i].ID]; ok {
+					g.attempts[i].Advantage, g.attempts[i].AdvantageMethod = &v, string(method)
+				}
 			}
 		}
 		stats.Computed = append(stats.Computed, run.ID)
@@ -259,29 +272,34 @@ func (s *Store) exportRun(ctx context.Context, enc *json.Encoder, run *Run, opts
 	if options == nil {
 		options = map[string]any{}
 	}
-	for i, k := range keys {
-		if len(opts.Arms) > 0 && !slices.Contains(opts.Arms, k.arm) {
+	for _, g := range groups {
+		if len(opts.Arms) > 0 && !slices.Contains(opts.Arms, g.arm) {
 			continue
 		}
-		if opts.OnlySignal && evaluator.ZeroVarianceShare(rewards[i:i+1]) == 1 {
+		if opts.OnlySignal && g.zeroVariance() {
 			continue
 		}
+		finished := g.finished()
 		wrote := false
-		for _, a := range members[k] {
-			if !opts.keep(float64(a.Reward.Int64)) {
+		for _, a := range finished {
+			if !opts.keep(float64(*a.Reward)) {
 				continue
 			}
+			row := byID[a.ID]
 			line := ExportLine{
-				RunID: run.ID, Arm: a.Arm, TaskID: a.Task, Index: a.Index, AttemptID: a.ID,
-				GroupID: run.ID + "/" + a.Arm + "/" + a.Task, GroupSize: len(members[k]),
-				Model: run.Model, Options: options, Seed: a.Seed,
-				Reward: float64(a.Reward.Int64), Advantage: a.Advantage.Float64, AdvantageMethod: a.Method.String,
-				Turns: a.Turns, ToolCalls: a.ToolCalls, PromptTokens: a.Prompt, CompletionTokens: a.Completion,
-				StopReason: a.StopReason, WallMS: a.WallMS,
+				RunID: run.ID, Arm: a.Key.Arm, TaskID: a.Key.Task, Index: a.Key.Index, AttemptID: a.ID,
+				GroupID: run.ID + "/" + g.arm + "/" + g.task, GroupSize: len(finished),
+				Model: run.Model, Options: options, Seed: row.Seed,
+				Reward: float64(*a.Reward), AdvantageMethod: a.AdvantageMethod,
+				Turns: row.Turns, ToolCalls: row.ToolCalls, PromptTokens: row.Prompt, CompletionTokens: row.Completion,
+				StopReason: row.StopReason, WallMS: row.WallMS,
+			}
+			if a.Advantage != nil {
+				line.Advantage = *a.Advantage
 			}
 			var err error
 			if line.Messages, line.Tools, err = s.conversation(ctx, a.ID); err != nil {
-				return fmt.Errorf("attempt %d (%s/%s#%d): %w", a.ID, a.Arm, a.Task, a.Index, err)
+				return fmt.Errorf("attempt %d (%s): %w", a.ID, a.Key, err)
 			}
 			if err := enc.Encode(&line); err != nil {
 				return fmt.Errorf("write attempt %d: %w", a.ID, err)
@@ -294,11 +312,6 @@ func (s *Store) exportRun(ctx context.Context, enc *json.Encoder, run *Run, opts
 			stats.Groups++
 		}
 	}
-	for _, a := range rows {
-		if a.Status != string(StatusFinished) && (len(opts.Arms) == 0 || slices.Contains(opts.Arms, a.Arm)) {
-			stats.Unscored++
-		}
-	}
 	return nil
 }
 
@@ -306,21 +319,20 @@ func (s *Store) exportRun(ctx context.Context, enc *json.Encoder, run *Run, opts
 // export, and with which method: always when one is asked for; otherwise
 // when a finished attempt has none or the methods differ, with the stored
 // method if there is exactly one, else GRPO.
-func recomputeWith(asked evaluator.Method, rows []exportAttempt) (evaluator.Method, bool) {
+func recomputeWith(asked evaluator.Method, attempts []AttemptMetrics) (evaluator.Method, bool) {
 	if asked != "" {
 		return asked, true
 	}
 	stored := map[string]bool{}
 	missing := false
-	for _, a := range rows {
-		if a.Status != string(StatusFinished) || !a.Reward.Valid {
-			continue
-		}
-		if !a.Advantage.Valid {
+	for _, a := range attempts {
+		switch {
+		case !a.Finished():
+		case a.Advantage == nil:
 			missing = true
-			continue
+		default:
+			stored[a.AdvantageMethod] = true
 		}
-		stored[a.Method.String] = true
 	}
 	if !missing && len(stored) <= 1 {
 		return "", false

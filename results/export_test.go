@@ -289,3 +289,36 @@ func TestExportRejects(t *testing.T) {
 		t.Errorf("unknown run: %v, want ErrNoRun", err)
 	}
 }
+
+// TestExportRejectsTyped: the errors a caller turns into its own words
+// (bench export names its flags) carry what they are about.
+func TestExportRejectsTyped(t *testing.T) {
+	s, run, _ := newFixture(t)
+	one, zero := 1.0, 0.0
+	tests := []struct {
+		name  string
+		opts  results.ExportOptions
+		check func(err error) bool
+	}{
+		{"no run", results.ExportOptions{Runs: []string{run.ID, "nope"}}, func(err error) bool {
+			var e *results.NoRunError
+			return errors.As(err, &e) && e.ID == "nope" && errors.Is(err, results.ErrNoRun)
+		}},
+		{"no arm", results.ExportOptions{Arms: []string{"strict", "lenient"}}, func(err error) bool {
+			var e *results.NoArmError
+			return errors.As(err, &e) && e.Arm == "lenient" && fmt.Sprint(e.Arms) == "[baseline strict]" && errors.Is(err, results.ErrNoArm)
+		}},
+		{"min above max", results.ExportOptions{MinReward: &one, MaxReward: &zero}, func(err error) bool {
+			var e *results.RewardRangeError
+			return errors.As(err, &e) && e.Min == 1 && e.Max == 0
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := s.Export(context.Background(), &bytes.Buffer{}, tt.opts)
+			if !tt.check(err) {
+				t.Errorf("Export = %v (%T), not the typed error expected", err, errors.Unwrap(err))
+			}
+		})
+	}
+}

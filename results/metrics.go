@@ -89,45 +89,45 @@ func (s *Store) AttemptMetrics(ctx context.Context, runID string) ([]AttemptMetr
 	}
 	out := make([]AttemptMetrics, len(rows))
 	for i, r := range rows {
-		m := AttemptMetrics{
-			ID: r.ID, Key: AttemptKey{Arm: r.Arm, Task: r.Task, Index: r.Index},
-			Status: AttemptStatus(r.Status), StopReason: r.StopReason,
-			AdvantageMethod: r.Method.String,
-			Turns:           r.Turns, ToolCalls: r.ToolCalls,
-			PromptTokens: r.Prompt, CompletionTokens: r.Completion,
-			Wall:    time.Duration(r.WallMS * float64(time.Millisecond)),
-			Denials: r.Denials, TruncatedTurns: r.Truncated,
+		m, err := r.metrics()
+		if err != nil {
+			return nil, fmt.Errorf("attempt metrics of run %q in %s: %w", runID, s.path, err)
 		}
-		if r.Reward.Valid {
-			v := int(r.Reward.Int64)
-			m.Reward = &v
-		}
-		if r.Advantage.Valid {
-			v := r.Advantage.Float64
-			m.Advantage = &v
-		}
+		m.Denials, m.TruncatedTurns = r.Denials, r.Truncated
 		out[i] = m
 	}
 	return out, nil
 }
 
+// metrics converts the row. A finished attempt without a reward, which
+// SaveAttempt refuses, is an error rather than an attempt that counts
+// nowhere.
+func (r *attemptRow) metrics() (AttemptMetrics, error) {
+	m := AttemptMetrics{
+		ID: r.ID, Key: AttemptKey{Arm: r.Arm, Task: r.Task, Index: r.Index},
+		Status: AttemptStatus(r.Status), StopReason: r.StopReason,
+		AdvantageMethod: r.Method.String,
+		Turns:           r.Turns, ToolCalls: r.ToolCalls,
+		PromptTokens: r.Prompt, CompletionTokens: r.Completion,
+		Wall: time.Duration(r.WallMS * float64(time.Millisecond)),
+	}
+	if r.Reward.Valid {
+		v := int(r.Reward.Int64)
+		m.Reward = &v
+	} else if m.Status == StatusFinished {
+		return AttemptMetrics{}, fmt.Errorf("attempt %d (%s): column attempts.reward: NULL on a finished attempt, expected 0 or 1", r.ID, m.Key)
+	}
+	if r.Advantage.Valid {
+		v := r.Advantage.Float64
+		m.Advantage = &v
+	}
+	return m, nil
+}
+
 // Dist describes a sample of per-attempt values: its size, mean, extremes
 // and percentiles (linear interpolation, as numpy.percentile). An empty
 // sample is all zeros.
-type Dist struct {
-	N    int     `json:"n"`
-	Mean float64 `json:"mean"`
-	P50  float64 `json:"p50"`
-	P90  float64 `json:"p90"`
-	P99  float64 `json:"p99"`
-	Min  float64 `json:"min"`
-	Max  float64 `json:"max"`
-}
-
-func distOf(xs []float64) Dist {
-	s := evaluator.Summarize(xs)
-	return Dist{N: s.N, Mean: s.Mean, P50: s.P50, P90: s.P90, P99: s.P99, Min: s.Min, Max: s.Max}
-}
+type Dist = evaluator.Summary
 
 // AtK holds the unbiased pass@k and pass^k estimates for one k.
 type AtK struct {
@@ -232,21 +232,23 @@ func (g *group) counts() (n, c int) {
 	return n, c
 }
 
-// rewards returns the finished attempts' rewards, in index order.
-func (g *group) rewards() []float64 {
-	var rs []float64
+// finished returns the group's finished attempts, in index order.
+func (g *group) finished() []AttemptMetrics {
+	var out []AttemptMetrics
 	for _, a := range g.attempts {
 		if a.Finished() {
-			rs = append(rs, float64(*a.Reward))
+			out = append(out, a)
 		}
 	}
-	return rs
+	return out
 }
 
-// zeroVariance reports whether the group's rewards are all equal; a group
-// with no finished attempt has no rewards and is not a group of the batch.
+// zeroVariance reports whether the group's rewards are all equal (all
+// pass, all fail, or one attempt): its advantages are 0. A group with no
+// finished attempt has no rewards and is not a group of the batch.
 func (g *group) zeroVariance() bool {
-	return evaluator.ZeroVarianceShare([][]float64{g.rewards()}) == 1
+	n, c := g.counts()
+	return n > 0 && (c == 0 || c == n)
 }
 
 // metricsOf computes the metrics of a set of groups, labelled arm and task.
@@ -280,13 +282,13 @@ func metricsOf(arm, task string, groups []*group, ks []int) (Metrics, error) {
 		}
 		if n, _ := g.counts(); n > 0 {
 			m.Groups++
-			if g.zeroVariance() {
-				m.ZeroVarianceGroups++
-			}
+		}
+		if g.zeroVariance() {
+			m.ZeroVarianceGroups++
 		}
 	}
-	m.Turns, m.PromptTokens, m.CompletionTokens = distOf(turns), distOf(prompt), distOf(compl)
-	m.ToolCalls, m.WallMS = distOf(calls), distOf(wall)
+	m.Turns, m.PromptTokens, m.CompletionTokens = evaluator.Summarize(turns), evaluator.Summarize(prompt), evaluator.Summarize(compl)
+	m.ToolCalls, m.WallMS = evaluator.Summarize(calls), evaluator.Summarize(wall)
 	if m.Finished > 0 {
 		m.PassRate = ptr(float64(m.Passes) / float64(m.Finished))
 		lo, hi := evaluator.Wilson(m.Passes, m.Finished, evaluator.Z95)

@@ -65,7 +65,8 @@ type OverheadItem struct {
 
 // SaveOverhead stores the overhead of one arm of a run, replacing an
 // earlier measurement of the same arm, in one transaction. The run and the
-// arm must exist: a missing run is an error matching ErrNoRun.
+// arm must exist: a missing run is an error matching ErrNoRun, a missing
+// arm one matching ErrNoArm.
 func (s *Store) SaveOverhead(ctx context.Context, runID string, o *Overhead) error {
 	if err := validateOverhead(o); err != nil {
 		return fmt.Errorf("save overhead of arm %q of run %q: %w", o.Arm, runID, err)
@@ -75,18 +76,8 @@ func (s *Store) SaveOverhead(ctx context.Context, runID string, o *Overhead) err
 		measured = time.Now()
 	}
 	err := s.write(ctx, func(tx *sqlx.Tx) error {
-		var run, arm bool
-		if err := tx.GetContext(ctx, &run, `SELECT EXISTS (SELECT 1 FROM runs WHERE id = ?)`, runID); err != nil {
+		if err := checkPlanned(ctx, tx, runID, o.Arm, ""); err != nil {
 			return err
-		}
-		if !run {
-			return ErrNoRun
-		}
-		if err := tx.GetContext(ctx, &arm, `SELECT EXISTS (SELECT 1 FROM arms WHERE run_id = ? AND name = ?)`, runID, o.Arm); err != nil {
-			return err
-		}
-		if !arm {
-			return fmt.Errorf("the run has no arm %q (create the run first)", o.Arm)
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM overhead_items WHERE run_id = ? AND arm = ?`, runID, o.Arm); err != nil {
 			return fmt.Errorf("delete earlier items: %w", err)
@@ -140,6 +131,9 @@ func validateOverhead(o *Overhead) error {
 // run without measurements, and an error matching ErrNoRun for a run that
 // does not exist.
 func (s *Store) Overhead(ctx context.Context, runID string) ([]Overhead, error) {
+	if err := checkPlanned(ctx, s.db, runID, "", ""); err != nil {
+		return nil, fmt.Errorf("overhead of run %q in %s: %w", runID, s.path, err)
+	}
 	out, err := s.overhead(ctx, runID)
 	if err != nil {
 		return nil, fmt.Errorf("overhead of run %q in %s: %w", runID, s.path, err)
@@ -147,10 +141,9 @@ func (s *Store) Overhead(ctx context.Context, runID string) ([]Overhead, error) 
 	return out, nil
 }
 
+// overhead reads the stored overhead of a run's arms, without checking
+// that the run exists: none for a run that does not.
 func (s *Store) overhead(ctx context.Context, runID string) ([]Overhead, error) {
-	if err := s.checkRun(ctx, runID); err != nil {
-		return nil, err
-	}
 	var heads []struct {
 		Arm        string `db:"arm"`
 		Model      string `db:"model"`
@@ -197,43 +190,4 @@ func (s *Store) overhead(ctx context.Context, runID string) ([]Overhead, error) 
 			Truncated: h.Truncated, Items: byArm[h.Arm]})
 	}
 	return out, nil
-}
-
-// TruncatedTurns counts, per arm of a run, the stored turns whose prompt
-// was probably truncated at num_ctx (turns.truncated), over every stored
-// attempt whatever its status. Every arm of the run has an entry, 0 when
-// none was cut. A run that does not exist is an error matching ErrNoRun.
-func (s *Store) TruncatedTurns(ctx context.Context, runID string) (map[string]int, error) {
-	if err := s.checkRun(ctx, runID); err != nil {
-		return nil, fmt.Errorf("truncated turns of run %q in %s: %w", runID, s.path, err)
-	}
-	var rows []struct {
-		Arm string `db:"arm"`
-		N   int    `db:"n"`
-	}
-	if err := s.db.SelectContext(ctx, &rows, `SELECT ar.name AS arm, count(t.attempt_id) AS n
-		FROM arms ar
-		LEFT JOIN attempts a ON a.run_id = ar.run_id AND a.arm = ar.name
-		LEFT JOIN turns t ON t.attempt_id = a.id AND t.truncated = 1
-		WHERE ar.run_id = ?
-		GROUP BY ar.name`, runID); err != nil {
-		return nil, fmt.Errorf("truncated turns of run %q in %s: %w", runID, s.path, err)
-	}
-	out := make(map[string]int, len(rows))
-	for _, r := range rows {
-		out[r.Arm] = r.N
-	}
-	return out, nil
-}
-
-// checkRun returns ErrNoRun if the store holds no run of this id.
-func (s *Store) checkRun(ctx context.Context, runID string) error {
-	var exists bool
-	if err := s.db.GetContext(ctx, &exists, `SELECT EXISTS (SELECT 1 FROM runs WHERE id = ?)`, runID); err != nil {
-		return err
-	}
-	if !exists {
-		return ErrNoRun
-	}
-	return nil
 }

@@ -105,7 +105,7 @@ func TestSaveOverheadRejects(t *testing.T) {
 		want   string
 	}{
 		{"no arm", run.ID, func(o *Overhead) { o.Arm = "" }, "arm: empty"},
-		{"unknown arm", run.ID, func(o *Overhead) { o.Arm = "nope" }, `no arm "nope"`},
+		{"unknown arm", run.ID, func(o *Overhead) { o.Arm = "nope" }, `arm "nope" is not an arm of the run`},
 		{"unknown run", "run-9", func(o *Overhead) {}, "no such run"},
 		{"no model", run.ID, func(o *Overhead) { o.Model = "" }, "model: empty"},
 		{"no num_ctx", run.ID, func(o *Overhead) { o.NumCtx = 0 }, "num_ctx"},
@@ -126,17 +126,34 @@ func TestSaveOverheadRejects(t *testing.T) {
 	if _, err := s.Overhead(ctx, "run-9"); !errors.Is(err, ErrNoRun) {
 		t.Errorf("Overhead of a missing run: %v, want ErrNoRun", err)
 	}
+	if err := s.SaveOverhead(ctx, run.ID, testOverhead("nope")); !errors.Is(err, ErrNoArm) {
+		t.Errorf("SaveOverhead of a missing arm: %v, want ErrNoArm", err)
+	}
+	var noRun *NoRunError
+	if err := s.SaveOverhead(ctx, "run-9", testOverhead("baseline")); !errors.As(err, &noRun) || noRun.ID != "run-9" {
+		t.Errorf("SaveOverhead of a missing run: %v, want a *NoRunError for run-9", err)
+	}
 }
 
-func TestTruncatedTurns(t *testing.T) {
+// TestAttemptMetricsTruncatedTurns counts, per arm, the turns whose prompt
+// was probably cut at num_ctx, over every stored attempt whatever its status.
+func TestAttemptMetricsTruncatedTurns(t *testing.T) {
 	ctx := context.Background()
 	s, _ := openTemp(t)
 	run := createRun(t, s)
-	got, err := s.TruncatedTurns(ctx, run.ID)
-	if err != nil {
-		t.Fatal(err)
+	perArm := func() map[string]int {
+		t.Helper()
+		ms, err := s.AttemptMetrics(ctx, run.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]int{"baseline": 0, "strict": 0}
+		for _, m := range ms {
+			got[m.Key.Arm] += m.TruncatedTurns
+		}
+		return got
 	}
-	if want := map[string]int{"baseline": 0, "strict": 0}; !reflect.DeepEqual(got, want) {
+	if got, want := perArm(), map[string]int{"baseline": 0, "strict": 0}; !reflect.DeepEqual(got, want) {
 		t.Errorf("empty run: %v, want %v", got, want)
 	}
 	cut := func(key AttemptKey, turns ...int) {
@@ -157,15 +174,8 @@ func TestTruncatedTurns(t *testing.T) {
 	if _, err := s.SaveAttempt(ctx, infra); err != nil {
 		t.Fatal(err)
 	}
-	got, err = s.TruncatedTurns(ctx, run.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := map[string]int{"baseline": 3, "strict": 1}; !reflect.DeepEqual(got, want) {
-		t.Errorf("TruncatedTurns = %v, want %v", got, want)
-	}
-	if _, err := s.TruncatedTurns(ctx, "run-9"); !errors.Is(err, ErrNoRun) {
-		t.Errorf("missing run: %v, want ErrNoRun", err)
+	if got, want := perArm(), map[string]int{"baseline": 3, "strict": 1}; !reflect.DeepEqual(got, want) {
+		t.Errorf("truncated turns per arm = %v, want %v", got, want)
 	}
 }
 

@@ -60,8 +60,8 @@ type armRow struct {
 	Config string `db:"config_json"`
 }
 
-// GetRun returns a run with its arms and tasks, or an error matching
-// ErrNoRun.
+// GetRun returns a run with its arms and tasks, or a *NoRunError
+// (matching ErrNoRun).
 func (s *Store) GetRun(ctx context.Context, id string) (*Run, error) {
 	run, err := s.getRun(ctx, id)
 	if err != nil {
@@ -74,7 +74,7 @@ func (s *Store) getRun(ctx context.Context, id string) (*Run, error) {
 	var row runRow
 	err := s.db.GetContext(ctx, &row, `SELECT `+runColumns+` FROM runs WHERE id = ?`, id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, ErrNoRun
+		return nil, &NoRunError{ID: id}
 	}
 	if err != nil {
 		return nil, err
@@ -121,35 +121,6 @@ func (s *Store) LatestRun(ctx context.Context) (*Run, error) {
 	return s.GetRun(ctx, id)
 }
 
-// ListRuns returns every run, newest first, with its arms; Tasks are left
-// nil (GetRun has them).
-func (s *Store) ListRuns(ctx context.Context) ([]Run, error) {
-	var rows []runRow
-	if err := s.db.SelectContext(ctx, &rows, `SELECT `+runColumns+` FROM runs
-		ORDER BY created_at DESC, rowid DESC`); err != nil {
-		return nil, fmt.Errorf("list runs in %s: %w", s.path, err)
-	}
-	var arms []armRow
-	if err := s.db.SelectContext(ctx, &arms, `SELECT run_id, name, idx, config_json FROM arms
-		ORDER BY run_id, idx, name`); err != nil {
-		return nil, fmt.Errorf("list runs in %s: arms: %w", s.path, err)
-	}
-	byRun := map[string][]Arm{}
-	for _, a := range arms {
-		byRun[a.RunID] = append(byRun[a.RunID], Arm{Name: a.Name, Index: a.Index, Config: a.Config})
-	}
-	runs := make([]Run, 0, len(rows))
-	for i := range rows {
-		run, err := rows[i].run()
-		if err != nil {
-			return nil, fmt.Errorf("list runs in %s: %w", s.path, err)
-		}
-		run.Arms = byRun[run.ID]
-		runs = append(runs, *run)
-	}
-	return runs, nil
-}
-
 // FinishedKeys returns the keys of a run's finished attempts: on resume,
 // these are not run again.
 func (s *Store) FinishedKeys(ctx context.Context, runID string) (map[AttemptKey]bool, error) {
@@ -167,90 +138,6 @@ func (s *Store) FinishedKeys(ctx context.Context, runID string) (map[AttemptKey]
 		keys[AttemptKey{Arm: r.Arm, Task: r.Task, Index: r.Index}] = true
 	}
 	return keys, nil
-}
-
-// Rewards returns every attempt of a run with its status and reward,
-// ordered by arm, task and index: the input of advantage computations.
-func (s *Store) Rewards(ctx context.Context, runID string) ([]AttemptReward, error) {
-	var rows []struct {
-		ID     int64         `db:"id"`
-		Arm    string        `db:"arm"`
-		Task   string        `db:"task_id"`
-		Index  int           `db:"idx"`
-		Status string        `db:"status"`
-		Reward sql.NullInt64 `db:"reward"`
-	}
-	if err := s.db.SelectContext(ctx, &rows, `SELECT a.id, a.arm, a.task_id, a.idx, a.status, a.reward
-		FROM attempts a
-		JOIN arms ar ON ar.run_id = a.run_id AND ar.name = a.arm
-		JOIN tasks t ON t.run_id = a.run_id AND t.id = a.task_id
-		WHERE a.run_id = ?
-		ORDER BY ar.idx, t.idx, a.idx`, runID); err != nil {
-		return nil, fmt.Errorf("rewards of run %q in %s: %w", runID, s.path, err)
-	}
-	out := make([]AttemptReward, 0, len(rows))
-	for _, r := range rows {
-		ar := AttemptReward{ID: r.ID, Key: AttemptKey{Arm: r.Arm, Task: r.Task, Index: r.Index}, Status: AttemptStatus(r.Status)}
-		if r.Reward.Valid {
-			v := int(r.Reward.Int64)
-			ar.Reward = &v
-		}
-		out = append(out, ar)
-	}
-	return out, nil
-}
-
-// Summary aggregates a run's attempts per arm and task, in the run's arm
-// and task order. Every planned (arm, task) pair has a row, with zero
-// attempts if none was saved yet. Only finished attempts count toward the
-// pass rate and the means.
-func (s *Store) Summary(ctx context.Context, runID string) ([]TaskSummary, error) {
-	var rows []struct {
-		Arm         string          `db:"arm"`
-		Task        string          `db:"task"`
-		Attempts    int             `db:"attempts"`
-		Finished    int             `db:"finished"`
-		InfraErrors int             `db:"infra_errors"`
-		Canceled    int             `db:"canceled"`
-		Passes      int             `db:"passes"`
-		Turns       sql.NullFloat64 `db:"mean_turns"`
-		Prompt      sql.NullFloat64 `db:"mean_prompt_tokens"`
-		Completion  sql.NullFloat64 `db:"mean_completion_tokens"`
-		WallMS      sql.NullFloat64 `db:"mean_wall_ms"`
-	}
-	err := s.db.SelectContext(ctx, &rows, `SELECT
-			ar.name AS arm,
-			t.id AS task,
-			count(a.id) AS attempts,
-			coalesce(sum(a.status = 'finished'), 0) AS finished,
-			coalesce(sum(a.status = 'infra_error'), 0) AS infra_errors,
-			coalesce(sum(a.status = 'canceled'), 0) AS canceled,
-			coalesce(sum(a.status = 'finished' AND a.reward = 1), 0) AS passes,
-			avg(CASE WHEN a.status = 'finished' THEN a.turns END) AS mean_turns,
-			avg(CASE WHEN a.status = 'finished' THEN a.prompt_tokens END) AS mean_prompt_tokens,
-			avg(CASE WHEN a.status = 'finished' THEN a.completion_tokens END) AS mean_completion_tokens,
-			avg(CASE WHEN a.status = 'finished' THEN a.wall_ms END) AS mean_wall_ms
-		FROM arms ar
-		JOIN tasks t ON t.run_id = ar.run_id
-		LEFT JOIN attempts a ON a.run_id = ar.run_id AND a.arm = ar.name AND a.task_id = t.id
-		WHERE ar.run_id = ?
-		GROUP BY ar.idx, ar.name, t.idx, t.id
-		ORDER BY ar.idx, ar.name, t.idx`, runID)
-	if err != nil {
-		return nil, fmt.Errorf("summary of run %q in %s: %w", runID, s.path, err)
-	}
-	out := make([]TaskSummary, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, TaskSummary{
-			Arm: r.Arm, Task: r.Task, Attempts: r.Attempts, Finished: r.Finished,
-			InfraErrors: r.InfraErrors, Canceled: r.Canceled, Passes: r.Passes,
-			MeanTurns:            r.Turns.Float64,
-			MeanPromptTokens:     r.Prompt.Float64,
-			MeanCompletionTokens: r.Completion.Float64,
-			MeanWall:             time.Duration(r.WallMS.Float64 * float64(time.Millisecond)),
-		})
-	}
-	return out, nil
 }
 
 // RunStat is one line of the list of runs: a run and how far it got.

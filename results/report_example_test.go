@@ -30,15 +30,10 @@ func exampleStore(ctx context.Context, dir string) (*results.Store, error) {
 		return nil, err
 	}
 	rewards := []int{1, 0}
-	grpo, err := evaluator.Advantages(evaluator.GRPO, [][]float64{{1, 0}})
-	if err != nil {
-		return nil, err
-	}
-	adv := map[int64]float64{}
 	for i, reward := range rewards {
 		args := api.NewToolCallFunctionArguments()
 		args.Set("path", "recipe.py")
-		id, err := store.SaveAttempt(ctx, &results.Attempt{
+		_, err := store.SaveAttempt(ctx, &results.Attempt{
 			RunID: run.ID, Key: results.AttemptKey{Arm: "baseline", Task: "recipe", Index: i},
 			Status: results.StatusFinished, Reward: &reward, StartedAt: start, FinishedAt: start.Add(time.Second),
 			Trajectory: &agent.Trajectory{
@@ -55,9 +50,16 @@ func exampleStore(ctx context.Context, dir string) (*results.Store, error) {
 		if err != nil {
 			return nil, err
 		}
-		adv[id] = grpo[0][i]
 	}
-	return store, store.SetAdvantages(ctx, "grpo", adv)
+	attempts, err := store.AttemptMetrics(ctx, run.ID)
+	if err != nil {
+		return nil, err
+	}
+	adv, _, err := results.Advantages(run, attempts, evaluator.GRPO)
+	if err != nil {
+		return nil, err
+	}
+	return store, store.SetAdvantages(ctx, string(evaluator.GRPO), adv)
 }
 
 // Export writes one JSON line per finished attempt: the conversation and

@@ -128,40 +128,19 @@ func newFixture(t testing.TB) (*results.Store, *results.Run, string) {
 func storeAdvantages(t testing.TB, s *results.Store, runID string, m evaluator.Method) {
 	t.Helper()
 	ctx := context.Background()
-	rows, err := s.Rewards(ctx, runID)
+	run, err := s.GetRun(ctx, runID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	type key struct{ arm, task string }
-	var keys []key
-	ids := map[key][]int64{}
-	rewards := map[key][]float64{}
-	for _, r := range rows {
-		if r.Status != results.StatusFinished {
-			continue
-		}
-		k := key{r.Key.Arm, r.Key.Task}
-		if _, ok := ids[k]; !ok {
-			keys = append(keys, k)
-		}
-		ids[k] = append(ids[k], r.ID)
-		rewards[k] = append(rewards[k], float64(*r.Reward))
-	}
-	groups := make([][]float64, len(keys))
-	for i, k := range keys {
-		groups[i] = rewards[k]
-	}
-	adv, err := evaluator.Advantages(m, groups)
+	attempts, err := s.AttemptMetrics(ctx, runID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[int64]float64{}
-	for i, k := range keys {
-		for j, id := range ids[k] {
-			out[id] = adv[i][j]
-		}
+	adv, _, err := results.Advantages(run, attempts, m)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if err := s.SetAdvantages(ctx, string(m), out); err != nil {
+	if err := s.SetAdvantages(ctx, string(m), adv); err != nil {
 		t.Fatal(err)
 	}
 }

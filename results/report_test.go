@@ -224,6 +224,32 @@ func TestReportChosenKs(t *testing.T) {
 	}
 }
 
+// TestReportDefaultKs: no k, nil or empty, means DefaultKs(G), and every
+// format writes.
+func TestReportDefaultKs(t *testing.T) {
+	s, run, _ := newFixture(t)
+	for _, tt := range []struct {
+		name string
+		ks   []int
+	}{{"nil", nil}, {"empty", []int{}}} {
+		t.Run(tt.name, func(t *testing.T) {
+			rep, err := s.Report(context.Background(), run.ID, results.ReportOptions{Ks: tt.ks})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := []int{1, 2, 4}; !equalInts(rep.Ks, want) || len(rep.Total.AtK) != len(want) {
+				t.Errorf("ks %v, at_k %+v, want ks %v", rep.Ks, rep.Total.AtK, want)
+			}
+			for _, f := range results.Formats() {
+				var b bytes.Buffer
+				if err := rep.Write(&b, f); err != nil {
+					t.Errorf("%s: %v", f, err)
+				}
+			}
+		})
+	}
+}
+
 func TestReportJSON(t *testing.T) {
 	rep := fixtureReport(t)
 	var b bytes.Buffer

@@ -54,8 +54,49 @@ var ErrNotBenchDatabase = errors.New("not a bench database")
 // finished: a finished attempt is never run twice nor overwritten.
 var ErrAttemptExists = errors.New("attempt already finished")
 
-// ErrNoRun is returned when a run asked for is not in the store.
+// ErrNoRun is matched (errors.Is) by the error returned when a run asked
+// for is not in the store. When the run was asked for by id, the error is
+// a *NoRunError that names it.
 var ErrNoRun = errors.New("no such run")
+
+// ErrNoArm is matched (errors.Is) by the error returned when an arm asked
+// for is not an arm of the run, a *NoArmError.
+var ErrNoArm = errors.New("no such arm")
+
+// NoRunError is the error for a run id that the store does not hold. It
+// matches ErrNoRun and has its message: the errors wrapping it say which
+// store and what was being done with the run.
+type NoRunError struct {
+	// ID is the run asked for.
+	ID string
+}
+
+// Error returns ErrNoRun's message.
+func (e *NoRunError) Error() string { return ErrNoRun.Error() }
+
+// Unwrap returns ErrNoRun.
+func (e *NoRunError) Unwrap() error { return ErrNoRun }
+
+// NoArmError is the error for an arm that the run does not have. It
+// matches ErrNoArm.
+type NoArmError struct {
+	// Arm is the arm asked for.
+	Arm string
+	// Arms are the arms of the run (or runs), when the error lists them.
+	Arms []string
+}
+
+// Error names the arm, and the run's arms when known.
+func (e *NoArmError) Error() string {
+	msg := fmt.Sprintf("arm %q is not an arm of the run", e.Arm)
+	if len(e.Arms) > 0 {
+		msg += " (arms: " + strings.Join(e.Arms, ", ") + ")"
+	}
+	return msg
+}
+
+// Unwrap returns ErrNoArm.
+func (e *NoArmError) Unwrap() error { return ErrNoArm }
 
 type notBenchError struct {
 	path   string
@@ -244,9 +285,6 @@ func (s *Store) Close() error {
 // keep each attempt whole.
 func (s *Store) DB() *sqlx.DB { return s.db }
 
-// Path returns the path the store was opened with.
-func (s *Store) Path() string { return s.path }
-
 // lockWrite takes this Store's write turn, or fails when ctx ends first.
 func (s *Store) lockWrite(ctx context.Context) error {
 	if s.readOnly {
@@ -422,7 +460,7 @@ func (s *Store) FinishRun(ctx context.Context, id, status string) error {
 		if n, err := res.RowsAffected(); err != nil {
 			return err
 		} else if n == 0 {
-			return ErrNoRun
+			return &NoRunError{ID: id}
 		}
 		return nil
 	})
@@ -467,7 +505,7 @@ func (s *Store) saveAttempt(ctx context.Context, a *Attempt) (int64, error) {
 		tries := row.tries
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
-			if err := checkPlanned(ctx, tx, a); err != nil {
+			if err := checkPlanned(ctx, tx, a.RunID, a.Key.Arm, a.Key.Task); err != nil {
 				return err
 			}
 		case err != nil:
@@ -490,28 +528,30 @@ func (s *Store) saveAttempt(ctx context.Context, a *Attempt) (int64, error) {
 	return id, nil
 }
 
-// checkPlanned tells apart the reasons a foreign key would fail, so that
-// the error says which of run, arm and task is missing.
-func checkPlanned(ctx context.Context, tx *sqlx.Tx, a *Attempt) error {
+// checkPlanned returns a *NoRunError when the store holds no run runID
+// and, for an arm or a task that is not "", an error naming the one the
+// run lacks (a *NoArmError for the arm): the reasons a foreign key to the
+// run's plan would fail, told apart in one query.
+func checkPlanned(ctx context.Context, q getter, runID, arm, task string) error {
 	var have struct {
 		Run  bool `db:"run"`
 		Arm  bool `db:"arm"`
 		Task bool `db:"task"`
 	}
-	err := tx.GetContext(ctx, &have, `SELECT
+	err := q.GetContext(ctx, &have, `SELECT
 		EXISTS (SELECT 1 FROM runs WHERE id = ?) AS run,
-		EXISTS (SELECT 1 FROM arms WHERE run_id = ? AND name = ?) AS arm,
-		EXISTS (SELECT 1 FROM tasks WHERE run_id = ? AND id = ?) AS task`,
-		a.RunID, a.RunID, a.Key.Arm, a.RunID, a.Key.Task)
+		(? = '' OR EXISTS (SELECT 1 FROM arms WHERE run_id = ? AND name = ?)) AS arm,
+		(? = '' OR EXISTS (SELECT 1 FROM tasks WHERE run_id = ? AND id = ?)) AS task`,
+		runID, arm, runID, arm, task, runID, task)
 	switch {
 	case err != nil:
 		return fmt.Errorf("check run, arm and task: %w", err)
 	case !have.Run:
-		return ErrNoRun
+		return &NoRunError{ID: runID}
 	case !have.Arm:
-		return fmt.Errorf("arm %q is not an arm of the run (CreateRun records the arms)", a.Key.Arm)
+		return fmt.Errorf("%w (CreateRun records the arms)", &NoArmError{Arm: arm})
 	case !have.Task:
-		return fmt.Errorf("task %q is not a task of the run (CreateRun records the tasks)", a.Key.Task)
+		return fmt.Errorf("task %q is not a task of the run (CreateRun records the tasks)", task)
 	}
 	return nil
 }
@@ -532,6 +572,8 @@ func validateAttempt(a *Attempt) error {
 		return fmt.Errorf("reward %d: expected 0 or 1", *a.Reward)
 	case a.Reward != nil && a.Status != StatusFinished:
 		return fmt.Errorf("reward set on a %s attempt: only finished attempts have a reward", a.Status)
+	case a.Reward == nil && a.Status == StatusFinished:
+		return errors.New("reward: not set on a finished attempt, expected 0 or 1")
 	case a.StartedAt.IsZero():
 		return errors.New("started at: not set")
 	case a.FinishedAt.IsZero():

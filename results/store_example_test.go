@@ -14,7 +14,8 @@ import (
 )
 
 // The runner's use of the store: create a run, save each attempt as it
-// ends, resume from the finished keys, and report.
+// ends, resume from the finished keys, store the advantages at the end,
+// and report.
 func Example() {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "bench-example")
@@ -78,22 +79,55 @@ func Example() {
 	}
 	fmt.Println("finished:", len(done))
 
-	rows, err := store.Summary(ctx, run.ID)
+	// At the end of the run: the group-relative advantages.
+	attempts, err := store.AttemptMetrics(ctx, run.ID)
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	if err := results.WriteSummary(os.Stdout, run, rows); err != nil {
+	adv, zeroVar, err := results.Advantages(run, attempts, evaluator.GRPO)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := store.SetAdvantages(ctx, string(evaluator.GRPO), adv); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("zero-variance groups: %.0f%%\n", 100*zeroVar)
+
+	rep, err := store.Report(ctx, run.ID, results.ReportOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := rep.Write(os.Stdout, results.FormatTable); err != nil {
 		fmt.Println(err)
 	}
 	// Output:
 	// finished: 2
-	// run 20250301-120000-a1b2c3  model qwen3:4b  suite examples  G=2  running
-	// created 2025-03-01 12:00 UTC  options num_ctx=8192 temperature=0.7
+	// zero-variance groups: 0%
+	// run 20250301-120000-a1b2c3
+	// model qwen3:4b  seed 1  G=2  suite examples  status running
+	// options num_ctx=8192 temperature=0.7
+	// arms (1) baseline  tasks 1
+	// created 2025-03-01 12:00 UTC
 	//
-	// ARM       TASK                 PASSED  RATE  TURNS  PROMPT  COMPL  WALL  INFRA
-	// baseline  recipe-trailing-dot     1/2   50%    1.0     812     40  2.0s      0
-	//           all tasks               1/2   50%    1.0     812     40  2.0s      0
-	// PASSED: passed/finished attempts. TURNS, PROMPT and COMPL (tokens over all turns)
-	// and WALL (agent loop) are means per finished attempt. INFRA: infrastructure errors.
+	// Per task
+	// ARM       TASK                 PASS  P@1   P@2  P^2  TURNS  PROMPT  COMPL  WALL50  WALL90  INFRA
+	// baseline  recipe-trailing-dot   1/2  50%  100%   0%    1.0     812     40    2.0s    2.0s      0
+	// PASS: passed/finished attempts. P@k: pass@k (unbiased estimate); P^k: pass^k (all k pass). TURNS,
+	//   PROMPT, COMPL (tokens over all turns): means per finished attempt. WALL50, WALL90: agent wall time
+	//   percentiles. INFRA: infrastructure errors, never scored.
+	//
+	// Per arm
+	// ARM       PASS  RATE  95% CI   P@2  P^2  TURNS  PROMPT  COMPL  TOOLS  DENY  CUT  INFRA  0-VAR
+	// baseline   1/2   50%   9–91%  100%   0%    1.0     812     40      -  0.00    0      0     0%
+	// RATE: passed/finished, with its 95% Wilson interval. P@k, P^k: means over tasks. TOOLS: prompt
+	//   tokens the arm's tool definitions add to every request (measured at the start of the run). DENY:
+	//   tool calls denied by policy per attempt. CUT: turns cut at num_ctx. 0-VAR: groups whose rewards
+	//   are all equal (advantage 0, no training signal).
+	//
+	// advantages: grpo, for all 2 finished attempts
+	// zero-variance groups: 0 of 1 (0%): they carry no training signal
 }

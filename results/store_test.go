@@ -316,12 +316,12 @@ func TestRunRoundTrip(t *testing.T) {
 	if err != nil || latest.ID != later.ID {
 		t.Fatalf("LatestRun = %v, %v; want %s", latest, err, later.ID)
 	}
-	runs, err := s.ListRuns(ctx)
+	runs, err := s.RunStats(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(runs) != 2 || runs[0].ID != later.ID || runs[1].ID != want.ID || len(runs[1].Arms) != 2 {
-		t.Errorf("ListRuns = %+v", runs)
+	if len(runs) != 2 || runs[0].ID != later.ID || runs[1].ID != want.ID || runs[1].Arms != 2 {
+		t.Errorf("RunStats = %+v", runs)
 	}
 
 	if err := s.FinishRun(ctx, want.ID, RunInterrupted); err != nil {
@@ -344,6 +344,10 @@ func TestRunRoundTrip(t *testing.T) {
 	}
 	if err := s.FinishRun(ctx, "nope", RunFinished); !errors.Is(err, ErrNoRun) {
 		t.Errorf("FinishRun(nope) = %v, want ErrNoRun", err)
+	}
+	var noRun *NoRunError
+	if _, err := s.GetRun(ctx, "nope"); !errors.As(err, &noRun) || noRun.ID != "nope" {
+		t.Errorf("GetRun(nope) = %v, want a *NoRunError naming nope", err)
 	}
 	if err := s.FinishRun(ctx, want.ID, "done"); err == nil || !strings.Contains(err.Error(), `status "done"`) {
 		t.Errorf("FinishRun(done) = %v, want a status error", err)
@@ -386,7 +390,7 @@ func TestCreateRunRejects(t *testing.T) {
 			}
 		})
 	}
-	runs, _ := s.ListRuns(context.Background())
+	runs, _ := s.RunStats(context.Background())
 	if len(runs) != 1 {
 		t.Errorf("%d runs after rejected creations, want 1", len(runs))
 	}
@@ -601,15 +605,18 @@ func TestSaveAttemptRejects(t *testing.T) {
 		name   string
 		change func(a *Attempt)
 		want   string
+		is     error // the error matches it, when not nil
 	}{
-		{"unknown run", func(a *Attempt) { a.RunID = "nope" }, "no such run"},
-		{"unknown arm", func(a *Attempt) { a.Key.Arm = "wide" }, `arm "wide" is not an arm of the run`},
-		{"unknown task", func(a *Attempt) { a.Key.Task = "nope" }, `task "nope" is not a task of the run`},
-		{"bad status", func(a *Attempt) { a.Status = "ok" }, `status "ok"`},
-		{"reward 2", func(a *Attempt) { a.Reward = reward(2) }, "reward 2: expected 0 or 1"},
-		{"reward on infra", func(a *Attempt) { a.Status = StatusInfraError }, "reward set on a infra_error attempt"},
-		{"negative index", func(a *Attempt) { a.Key.Index = -1 }, "index -1"},
-		{"no start", func(a *Attempt) { a.StartedAt = time.Time{} }, "started at: not set"},
+		{"unknown run", func(a *Attempt) { a.RunID = "nope" }, "no such run", ErrNoRun},
+		{"unknown arm", func(a *Attempt) { a.Key.Arm = "wide" }, `arm "wide" is not an arm of the run`, ErrNoArm},
+		{"unknown task", func(a *Attempt) { a.Key.Task = "nope" }, `task "nope" is not a task of the run`, nil},
+		{"bad status", func(a *Attempt) { a.Status = "ok" }, `status "ok"`, nil},
+		{"reward 2", func(a *Attempt) { a.Reward = reward(2) }, "reward 2: expected 0 or 1", nil},
+		{"reward on infra", func(a *Attempt) { a.Status = StatusInfraError }, "reward set on a infra_error attempt", nil},
+		{"reward on canceled", func(a *Attempt) { a.Status = StatusCanceled }, "reward set on a canceled attempt", nil},
+		{"finished without reward", func(a *Attempt) { a.Reward = nil }, "reward: not set on a finished attempt", nil},
+		{"negative index", func(a *Attempt) { a.Key.Index = -1 }, "index -1", nil},
+		{"no start", func(a *Attempt) { a.StartedAt = time.Time{} }, "started at: not set", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -619,6 +626,9 @@ func TestSaveAttemptRejects(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("SaveAttempt = %v, want an error containing %q", err, tt.want)
 			}
+			if tt.is != nil && !errors.Is(err, tt.is) {
+				t.Errorf("SaveAttempt = %v, want an error matching %v", err, tt.is)
+			}
 		})
 	}
 	keys, err := s.FinishedKeys(context.Background(), r.ID)
@@ -627,7 +637,7 @@ func TestSaveAttemptRejects(t *testing.T) {
 	}
 }
 
-func TestRewardsAndAdvantages(t *testing.T) {
+func TestAttemptMetricsAndAdvantages(t *testing.T) {
 	ctx := context.Background()
 	s, path := openTemp(t)
 	r := createRun(t, s)
@@ -654,7 +664,7 @@ func TestRewardsAndAdvantages(t *testing.T) {
 		t.Errorf("FinishedKeys = %v", keys)
 	}
 
-	rews, err := s.Rewards(ctx, r.ID)
+	rews, err := s.AttemptMetrics(ctx, r.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -673,7 +683,7 @@ func TestRewardsAndAdvantages(t *testing.T) {
 		"baseline/recipe-trailing-dot#3 infra_error nil",
 	}
 	if !reflect.DeepEqual(got, want) {
-		t.Errorf("Rewards:\n got %q\nwant %q", got, want)
+		t.Errorf("AttemptMetrics:\n got %q\nwant %q", got, want)
 	}
 
 	adv := map[int64]float64{}
@@ -701,78 +711,6 @@ func TestRewardsAndAdvantages(t *testing.T) {
 	var n int
 	if err := db.QueryRow("SELECT count(*) FROM attempts WHERE advantage_method = 'other'").Scan(&n); err != nil || n != 0 {
 		t.Errorf("%d advantages written by a failed call (%v)", n, err)
-	}
-}
-
-func TestSummaryAndReport(t *testing.T) {
-	ctx := context.Background()
-	s, _ := openTemp(t)
-	r := createRun(t, s)
-	save := func(a *Attempt) {
-		if _, err := s.SaveAttempt(ctx, a); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for i, rew := range []int{1, 1, 0} {
-		save(finishedAttempt(r.ID, AttemptKey{Arm: "baseline", Task: "recipe-trailing-dot", Index: i}, rew))
-	}
-	save(infraAttempt(r.ID, AttemptKey{Arm: "baseline", Task: "recipe-trailing-dot", Index: 3}))
-	long := finishedAttempt(r.ID, AttemptKey{Arm: "baseline", Task: "csv-sum", Index: 0}, 0)
-	long.Trajectory = trajectory(9, 8)
-	save(long)
-
-	rows, err := s.Summary(ctx, r.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []TaskSummary{
-		{Arm: "baseline", Task: "recipe-trailing-dot", Attempts: 4, Finished: 3, InfraErrors: 1, Passes: 2,
-			MeanTurns: 3, MeanPromptTokens: 3300, MeanCompletionTokens: 150, MeanWall: 4500 * time.Millisecond},
-		{Arm: "baseline", Task: "csv-sum", Attempts: 1, Finished: 1, Passes: 0,
-			MeanTurns: 9, MeanPromptTokens: 12600, MeanCompletionTokens: 450, MeanWall: 13500 * time.Millisecond},
-		{Arm: "strict", Task: "recipe-trailing-dot"},
-		{Arm: "strict", Task: "csv-sum"},
-	}
-	if !reflect.DeepEqual(rows, want) {
-		t.Errorf("Summary:\n got %+v\nwant %+v", rows, want)
-	}
-
-	var b strings.Builder
-	if err := WriteSummary(&b, r, rows); err != nil {
-		t.Fatal(err)
-	}
-	out := b.String()
-	for _, line := range strings.Split(out, "\n") {
-		if n := len([]rune(line)); n > 100 {
-			t.Errorf("line of %d columns: %q", n, line)
-		}
-	}
-	for _, want := range []string{
-		"baseline  recipe-trailing-dot     2/3   67%",
-		"          csv-sum                 0/1    0%    9.0   12.6k    450  13.5s      0",
-		"          all tasks               2/4   50%    4.5    5625    225   6.8s      1",
-		"strict    recipe-trailing-dot     0/0     -      -       -      -      -      0",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("report lacks %q:\n%s", want, out)
-		}
-	}
-}
-
-func TestWriteSummaryCutsLongNames(t *testing.T) {
-	rows := []TaskSummary{{Arm: strings.Repeat("a", 40), Task: strings.Repeat("t", 80), Attempts: 100, Finished: 100, Passes: 100,
-		MeanTurns: 123.4, MeanPromptTokens: 1_234_567, MeanCompletionTokens: 99_999, MeanWall: 2*time.Hour + 3*time.Minute, InfraErrors: 1000}}
-	var b strings.Builder
-	if err := WriteSummary(&b, nil, rows); err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(b.String(), "\n") {
-		if n := len([]rune(line)); n > 100 {
-			t.Errorf("line of %d columns: %q", n, line)
-		}
-	}
-	if !strings.Contains(b.String(), "2h03m") || !strings.Contains(b.String(), "1.23M") {
-		t.Errorf("report:\n%s", b.String())
 	}
 }
 

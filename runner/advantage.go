@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"fmt"
-	"sort"
 
 	"github.com/benchhq/bench/evaluator"
 	"github.com/benchhq/bench/results"
@@ -13,52 +12,26 @@ import (
 const DefaultAdvantage = evaluator.GRPO
 
 // StoreAdvantages computes the group-relative advantage of every finished
-// attempt of a run and stores it with the method's name. A group is the
-// attempts of one task under one arm; attempts that ended in an
-// infrastructure failure are left out of their group, never counted as 0.
-// It returns the share of groups with zero variance (they teach nothing).
+// attempt of a run (results.Advantages) and stores it with the method's
+// name. A group is the attempts of one task under one arm; attempts that
+// ended in an infrastructure failure are left out of their group, never
+// counted as 0. It returns the share of groups with zero variance (they
+// teach nothing).
 func StoreAdvantages(ctx context.Context, store *results.Store, runID string, method evaluator.Method) (float64, error) {
-	rows, err := store.Rewards(ctx, runID)
+	run, err := store.GetRun(ctx, runID)
 	if err != nil {
 		return 0, fmt.Errorf("advantages of run %s: %w", runID, err)
 	}
-	type groupKey struct{ arm, task string }
-	members := map[groupKey][]results.AttemptReward{}
-	for _, r := range rows {
-		if r.Status != results.StatusFinished || r.Reward == nil {
-			continue
-		}
-		k := groupKey{r.Key.Arm, r.Key.Task}
-		members[k] = append(members[k], r)
-	}
-	keys := make([]groupKey, 0, len(members))
-	for k := range members {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].arm != keys[j].arm {
-			return keys[i].arm < keys[j].arm
-		}
-		return keys[i].task < keys[j].task
-	})
-	groups := make([][]float64, len(keys))
-	for i, k := range keys {
-		for _, r := range members[k] {
-			groups[i] = append(groups[i], float64(*r.Reward))
-		}
-	}
-	adv, err := evaluator.Advantages(method, groups)
+	attempts, err := store.AttemptMetrics(ctx, runID)
 	if err != nil {
 		return 0, fmt.Errorf("advantages of run %s: %w", runID, err)
 	}
-	out := map[int64]float64{}
-	for i, k := range keys {
-		for j, r := range members[k] {
-			out[r.ID] = adv[i][j]
-		}
+	adv, zeroVar, err := results.Advantages(run, attempts, method)
+	if err != nil {
+		return 0, fmt.Errorf("advantages of run %s: %w", runID, err)
 	}
-	if err := store.SetAdvantages(ctx, string(method), out); err != nil {
+	if err := store.SetAdvantages(ctx, string(method), adv); err != nil {
 		return 0, fmt.Errorf("store advantages of run %s: %w", runID, err)
 	}
-	return evaluator.ZeroVarianceShare(groups), nil
+	return zeroVar, nil
 }

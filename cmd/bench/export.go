@@ -93,17 +93,11 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		opts.Method = m
 	}
-	if opts.MinReward != nil && opts.MaxReward != nil && *opts.MinReward > *opts.MaxReward {
-		return usagef("export: --min-reward %v is above --max-reward %v", *opts.MinReward, *opts.MaxReward)
-	}
 	store, err := openResults(ctx, "export", *db)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	if err := checkExportNames(ctx, store, *db, opts); err != nil {
-		return err
-	}
 
 	var stats results.ExportStats
 	write := func(w io.Writer) error {
@@ -122,7 +116,7 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		err = writeFileAtomic(*out, write)
 	}
 	if err != nil {
-		return err
+		return exportError(err, *db)
 	}
 	fmt.Fprintf(stderr, "exported %d attempts from %d groups of run %s to %s", stats.Lines, stats.Groups,
 		strings.Join(stats.Runs, ", "), dest)
@@ -143,43 +137,22 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return nil
 }
 
-// checkExportNames turns an unknown run or arm into a usage error naming
-// the flag.
-func checkExportNames(ctx context.Context, store *results.Store, db string, opts results.ExportOptions) error {
-	var known []string
-	for _, id := range opts.Runs {
-		run, err := store.GetRun(ctx, id)
-		if errors.Is(err, results.ErrNoRun) {
-			return usagef("export: --run %s: no such run in %s", id, db)
-		}
-		if err != nil {
-			return fmt.Errorf("export: %w", err)
-		}
-		known = appendArms(known, run)
+// exportError turns the errors of options that do not fit the store (an
+// unknown run or arm, an empty reward range) into usage errors naming the
+// flag; others are returned as they are.
+func exportError(err error, db string) error {
+	var noRun *results.NoRunError
+	var noArm *results.NoArmError
+	var badRange *results.RewardRangeError
+	switch {
+	case errors.As(err, &noRun):
+		return usagef("export: --run %s: no such run in %s", noRun.ID, db)
+	case errors.As(err, &noArm):
+		return usagef("export: --arm %s: no such arm in the run (arms: %s)", noArm.Arm, strings.Join(noArm.Arms, ", "))
+	case errors.As(err, &badRange):
+		return usagef("export: --min-reward %v is above --max-reward %v", badRange.Min, badRange.Max)
 	}
-	if len(opts.Runs) == 0 {
-		run, err := store.LatestRun(ctx)
-		if err != nil {
-			return fmt.Errorf("export: %w", err)
-		}
-		known = appendArms(known, run)
-	}
-	for _, arm := range opts.Arms {
-		if !slices.Contains(known, arm) {
-			return usagef("export: --arm %s: no such arm in the run (arms: %s)", arm, strings.Join(known, ", "))
-		}
-	}
-	return nil
-}
-
-// appendArms appends the run's arm names that names lacks.
-func appendArms(names []string, run *results.Run) []string {
-	for _, a := range run.Arms {
-		if !slices.Contains(names, a.Name) {
-			names = append(names, a.Name)
-		}
-	}
-	return names
+	return err
 }
 
 // writeFileAtomic writes path through a temporary file in the same

@@ -62,7 +62,7 @@ func resultsDB(t *testing.T) string {
 			}
 		}
 	}
-	rows, err := s.Rewards(ctx, run.ID)
+	rows, err := s.AttemptMetrics(ctx, run.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
