@@ -27,14 +27,16 @@ type Config struct {
 	ModelName string
 	// Options are sent verbatim as the request's options map (temperature,
 	// seed, num_ctx, num_predict...). A map, not api.Options: the struct
-	// drops zero values such as temperature 0.
+	// drops zero values such as temperature 0. num_ctx, when set, must be
+	// an integer (see NumCtx).
 	Options map[string]any
 	// Think, when set, is sent as the request's think field.
 	Think *api.ThinkValue
 	// System is the system prompt; Instruction the task's request.
 	System      string
 	Instruction string
-	// Tools are offered to the model; Policy decides each call.
+	// Tools are offered to the model; Policy decides each call. A nil
+	// Policy is a ProfilePolicy with no profile: the standard profile.
 	Tools  *Registry
 	Policy Policy
 	// Limits. Zero means no limit.
@@ -68,14 +70,21 @@ func Run(ctx context.Context, cfg Config) *Trajectory {
 	}
 	policy := cfg.Policy
 	if policy == nil {
-		policy = AllowBuiltins()
+		policy = &ProfilePolicy{}
 	}
 	reg := cfg.Tools
 	if reg == nil {
 		reg = NewRegistry()
 	}
-	for _, t := range reg.Tools() {
-		def, err := OllamaTool(t.Spec())
+	numCtx, err := NumCtx(cfg.Options)
+	if err != nil {
+		// The runner measures the tool overhead, which reads num_ctx,
+		// before any attempt; reaching this is a harness bug too.
+		tr.Stop, tr.Err = StopInfraError, err.Error()
+		return tr
+	}
+	for _, spec := range reg.Specs() {
+		def, err := OllamaTool(spec)
 		if err != nil {
 			// The runner checks definitions before the run starts; reaching
 			// this is a harness bug, and it must not look like the agent's.
@@ -92,8 +101,8 @@ func Run(ctx context.Context, cfg Config) *Trajectory {
 		{Role: "system", Content: system},
 		{Role: "user", Content: cfg.Instruction},
 	}
-	numCtx := intOption(cfg.Options, "num_ctx")
 	tokens := 0
+	longest := 0 // the longest prompt so far, for DetectTruncation's rule
 	for turn := 0; ; turn++ {
 		if cfg.MaxTurns > 0 && turn >= cfg.MaxTurns {
 			tr.Stop = StopMaxTurns
@@ -136,8 +145,8 @@ func Run(ctx context.Context, cfg Config) *Trajectory {
 			Wall:             time.Since(t0),
 			DoneReason:       resp.DoneReason,
 			ToolCalls:        len(msg.ToolCalls),
-			Truncated:        numCtx > 0 && resp.PromptEvalCount >= numCtx,
 		}
+		tu.Truncated, longest = truncated(resp.PromptEvalCount, longest, numCtx)
 		tr.Turns = append(tr.Turns, tu)
 		tokens += resp.PromptEvalCount + resp.EvalCount
 
@@ -148,7 +157,20 @@ func Run(ctx context.Context, cfg Config) *Trajectory {
 			}
 			return tr
 		}
-		for _, tc := range msg.ToolCalls {
+		for i, tc := range msg.ToolCalls {
+			if stop, errText := interrupted(ctx); stop != "" {
+				// The attempt is over: the rest of the turn's calls must not
+				// change the workspace the hidden tests score. Each still
+				// gets its answer, so that the conversation stays whole.
+				for _, tc := range msg.ToolCalls[i:] {
+					rec, out := notRun(ctx, reg, tc)
+					rec.Turn, rec.Index = turn, len(tr.Calls)
+					tr.Calls = append(tr.Calls, rec)
+					tr.Messages = append(tr.Messages, out)
+				}
+				tr.Stop, tr.Err = stop, errText
+				return tr
+			}
 			rec, out := execute(ctx, reg, policy, tc)
 			rec.Turn, rec.Index = turn, len(tr.Calls)
 			tr.Calls = append(tr.Calls, rec)
@@ -180,20 +202,41 @@ func interrupted(ctx context.Context) (StopReason, string) {
 	if ctx.Err() == nil {
 		return "", ""
 	}
-	if errors.Is(context.Cause(ctx), errWallTime) {
+	if wallTimeUp(ctx) {
 		return StopWallTime, ""
 	}
 	return StopCanceled, context.Cause(ctx).Error()
+}
+
+// wallTimeUp reports whether ctx ended at the attempt's wall-time limit
+// (rather than by an interruption of the run).
+func wallTimeUp(ctx context.Context) bool {
+	return errors.Is(context.Cause(ctx), errWallTime)
+}
+
+// notRunText is the observation of a call not run because ctx ended.
+func notRunText(ctx context.Context) string {
+	if wallTimeUp(ctx) {
+		return "Not run: the attempt's wall-time limit was reached."
+	}
+	return "Not run: the run was interrupted."
+}
+
+// notRun is the record and answer of a call that was not run because ctx
+// ended before its turn came.
+func notRun(ctx context.Context, reg *Registry, tc api.ToolCall) (CallRecord, api.Message) {
+	text := notRunText(ctx)
+	rec := CallRecord{Tool: tc.Function.Name, Arguments: tc.Function.Arguments.String(), Result: text, IsError: true, ErrorKind: "not_run"}
+	if spec, ok := reg.Spec(tc.Function.Name); ok {
+		rec.Origin, rec.Class = spec.Origin, spec.Class
+	}
+	return rec, api.Message{Role: "tool", Content: text, ToolName: tc.Function.Name, ToolCallID: tc.ID}
 }
 
 // execute runs one tool call: lookup, argument validation, policy, call.
 // Each failure becomes an error observation; none stops the loop.
 func execute(ctx context.Context, reg *Registry, policy Policy, tc api.ToolCall) (CallRecord, api.Message) {
 	name := tc.Function.Name
-	args := tc.Function.Arguments.ToMap()
-	if args == nil {
-		args = map[string]any{}
-	}
 	rec := CallRecord{Tool: name, Arguments: tc.Function.Arguments.String()}
 	start := time.Now()
 	finish := func(text string, isErr bool, kind string) (CallRecord, api.Message) {
@@ -206,9 +249,11 @@ func execute(ctx context.Context, reg *Registry, policy Policy, tc api.ToolCall)
 	if !ok {
 		return finish(fmt.Sprintf("Error: there is no tool named %q. Available tools: %s.", name, strings.Join(reg.Names(), ", ")), true, "unknown_tool")
 	}
-	spec := tool.Spec()
+	spec, _ := reg.Spec(name)
 	rec.Origin, rec.Class = spec.Origin, spec.Class
-	if err := reg.Validate(name, args); err != nil {
+	// The arguments as recorded are the arguments checked and passed on.
+	args, err := reg.ValidateJSON(name, []byte(rec.Arguments))
+	if err != nil {
 		return finish("Error: "+err.Error()+". The tool did not run; fix the arguments and call it again.", true, "bad_arguments")
 	}
 	call := Call{Tool: name, Class: spec.Class, Origin: spec.Origin, Args: args}
@@ -217,11 +262,19 @@ func execute(ctx context.Context, reg *Registry, policy Policy, tc api.ToolCall)
 	if v.Decision != Allow {
 		return finish(DeniedText(call, v), true, "denied")
 	}
+	if ctx.Err() != nil {
+		// ctx ended while the policy decided (an approver may take long).
+		return finish(notRunText(ctx), true, "not_run")
+	}
 	res, err := safeCall(ctx, tool, args)
 	if err != nil {
 		kind := "tool_error"
-		if ctx.Err() != nil {
+		switch {
+		case ctx.Err() == nil:
+		case wallTimeUp(ctx):
 			kind = "timeout"
+		default:
+			kind = "canceled"
 		}
 		return finish(fmt.Sprintf("Error: %s failed: %v", name, err), true, kind)
 	}
@@ -254,19 +307,30 @@ func firstLines(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// intOption reads an integer option from an options map, whatever numeric
-// type it was written with.
-func intOption(opts map[string]any, key string) int {
-	switch v := opts[key].(type) {
-	case int:
-		return v
-	case int64:
-		return int(v)
-	case float64:
-		return int(v)
-	case json.Number:
-		n, _ := v.Int64()
-		return int(n)
+// NumCtx reads num_ctx from Ollama options, whatever numeric type it was
+// written with (flags give int, TOML int64, JSON float64); 0 when it is
+// not set, an error naming the option when it is not an integer.
+func NumCtx(opts map[string]any) (int, error) {
+	const key = "num_ctx"
+	v, ok := opts[key]
+	if !ok {
+		return 0, nil
 	}
-	return 0
+	switch n := v.(type) {
+	case int:
+		return n, nil
+	case int32:
+		return int(n), nil
+	case int64:
+		return int(n), nil
+	case float64:
+		if n == float64(int(n)) {
+			return int(n), nil
+		}
+	case json.Number:
+		if i, err := n.Int64(); err == nil {
+			return int(i), nil
+		}
+	}
+	return 0, fmt.Errorf("options: %s: expected an integer, got %v (%T)", key, v, v)
 }

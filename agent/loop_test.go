@@ -2,9 +2,13 @@ package agent_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -16,10 +20,15 @@ import (
 type stubTool struct {
 	spec agent.Spec
 	fn   func(map[string]any) (agent.Result, error)
+	// call, when set, is used instead of fn: it sees the call's context.
+	call func(context.Context, map[string]any) (agent.Result, error)
 }
 
 func (s stubTool) Spec() agent.Spec { return s.spec }
-func (s stubTool) Call(_ context.Context, args map[string]any) (agent.Result, error) {
+func (s stubTool) Call(ctx context.Context, args map[string]any) (agent.Result, error) {
+	if s.call != nil {
+		return s.call(ctx, args)
+	}
 	return s.fn(args)
 }
 
@@ -160,5 +169,237 @@ func TestReplyCutByNumPredict(t *testing.T) {
 	tr := runLoop(t, ollamatest.Turns(ollamatest.Reply{Content: "Let me call the", DoneReason: "length"}))
 	if tr.Stop != agent.StopReplyCut {
 		t.Errorf("stop = %s, want reply_cut", tr.Stop)
+	}
+}
+
+// A context that ends during a turn stops the turn: the calls after the one
+// it cut do not run (the hidden tests would score their effects), yet each
+// gets an answer so that the conversation stays whole.
+func TestInterruptedTurnRunsNoMoreCalls(t *testing.T) {
+	tests := []struct {
+		name string
+		// wallTime bounds the attempt; otherwise the first tool interrupts
+		// the run itself, as SIGINT does.
+		wallTime time.Duration
+		// firstFails makes the first tool wait for the end and fail then;
+		// otherwise it succeeds.
+		firstFails bool
+		writes     int
+		wantStop   agent.StopReason
+		wantKinds  []string
+		wantText   string
+	}{
+		{"wall time during a slow call", time.Second, true, 1, agent.StopWallTime, []string{"timeout", "not_run"}, "wall-time limit was reached"},
+		{"interrupted during a slow call", 0, true, 1, agent.StopCanceled, []string{"canceled", "not_run"}, "the run was interrupted"},
+		{"interrupted by a call that succeeds", 0, false, 2, agent.StopCanceled, []string{"", "not_run", "not_run"}, "the run was interrupted"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			slow := echoTool("run_slow", agent.ClassExec, nil)
+			slow.call = func(ctx context.Context, _ map[string]any) (agent.Result, error) {
+				if tt.wallTime == 0 {
+					cancel()
+				}
+				if !tt.firstFails {
+					return agent.Result{Text: "done"}, nil
+				}
+				<-ctx.Done() // a command running until it is killed
+				return agent.Result{}, errors.New("killed")
+			}
+			var ran atomic.Bool
+			write := echoTool("write", agent.ClassWrite, func(map[string]any) (agent.Result, error) {
+				ran.Store(true)
+				return agent.Result{Text: "written"}, nil
+			})
+			calls := []ollamatest.Call{{Name: "run_slow", Args: map[string]any{"text": "sleep"}}}
+			for range tt.writes {
+				calls = append(calls, ollamatest.Call{Name: "write", Args: map[string]any{"text": "x"}})
+			}
+			srv := ollamatest.New(ollamatest.Turns(ollamatest.Reply{Calls: calls}, ollamatest.Reply{Content: "ok"}))
+			defer srv.Close()
+			model, err := agent.NewOllama(srv.URL, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			reg := agent.NewRegistry()
+			for _, tool := range []agent.Tool{slow, write} {
+				if err := reg.Add(tool); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tr := agent.Run(ctx, agent.Config{
+				Model: model, ModelName: "fake", Instruction: "do it", Tools: reg,
+				MaxTurns: 10, WallTime: tt.wallTime,
+			})
+			if ran.Load() {
+				t.Error("a call after the end of the attempt ran")
+			}
+			if tr.Stop != tt.wantStop {
+				t.Errorf("stop = %s (%s), want %s", tr.Stop, tr.Err, tt.wantStop)
+			}
+			if tt.wantStop == agent.StopCanceled && tr.Err == "" {
+				t.Error("an interruption without its cause in Err")
+			}
+			if len(tr.Calls) != len(tt.wantKinds) {
+				t.Fatalf("%d calls recorded, want %d: %+v", len(tr.Calls), len(tt.wantKinds), tr.Calls)
+			}
+			tools := tr.Messages[len(tr.Messages)-len(tr.Calls):]
+			for i, c := range tr.Calls {
+				if c.ErrorKind != tt.wantKinds[i] || c.IsError != (tt.wantKinds[i] != "") || c.Index != i || c.Turn != 0 {
+					t.Errorf("call %d: kind %q error %v index %d turn %d, want kind %q", i, c.ErrorKind, c.IsError, c.Index, c.Turn, tt.wantKinds[i])
+				}
+				if c.ErrorKind == "not_run" && (!strings.Contains(c.Result, tt.wantText) || c.Class != agent.ClassWrite || c.Arguments != `{"text":"x"}` || c.Decision != "") {
+					t.Errorf("call %d not run: %+v, want its tool's class, its arguments, no decision and a text saying %q", i, c, tt.wantText)
+				}
+				if m := tools[i]; m.Role != "tool" || m.Content != c.Result || m.ToolName != c.Tool {
+					t.Errorf("message for call %d = %+v, want the tool's answer %q", i, m, c.Result)
+				}
+			}
+		})
+	}
+}
+
+func TestNumCtx(t *testing.T) {
+	tests := []struct {
+		opts map[string]any
+		want int
+		ok   bool
+	}{
+		{nil, 0, true},
+		{map[string]any{"num_ctx": 8192}, 8192, true},
+		{map[string]any{"num_ctx": int64(4096)}, 4096, true},
+		{map[string]any{"num_ctx": 2048.0}, 2048, true},
+		{map[string]any{"num_ctx": json.Number("1024")}, 1024, true},
+		{map[string]any{"num_ctx": 1.5}, 0, false},
+		{map[string]any{"num_ctx": "8k"}, 0, false},
+	}
+	for _, tt := range tests {
+		got, err := agent.NumCtx(tt.opts)
+		if got != tt.want || (err == nil) != tt.ok {
+			t.Errorf("NumCtx(%v) = %d, %v; want %d, ok %v", tt.opts, got, err, tt.want, tt.ok)
+		}
+	}
+}
+
+// A num_ctx that is not an integer is the harness's fault: the loop stops
+// before the first request and says what is wrong.
+func TestBadNumCtxStopsRun(t *testing.T) {
+	tr := agent.Run(context.Background(), agent.Config{
+		Model: nil, ModelName: "fake", Instruction: "do it", Options: map[string]any{"num_ctx": "8k"},
+	})
+	if tr.Stop != agent.StopInfraError || !strings.Contains(tr.Err, "num_ctx") || len(tr.Turns) != 0 {
+		t.Errorf("stop = %s, err = %q, %d turns; want infra_error naming num_ctx before any turn", tr.Stop, tr.Err, len(tr.Turns))
+	}
+}
+
+// policyFunc is a Policy that is a function.
+type policyFunc func(context.Context, agent.Call) agent.Verdict
+
+func (f policyFunc) Decide(ctx context.Context, c agent.Call) agent.Verdict { return f(ctx, c) }
+
+// An interruption while the policy decides (an approver can take long)
+// keeps the call from running, even when the answer is allow.
+func TestInterruptedWhileDeciding(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var ran atomic.Bool
+	write := echoTool("write", agent.ClassWrite, func(map[string]any) (agent.Result, error) {
+		ran.Store(true)
+		return agent.Result{Text: "written"}, nil
+	})
+	srv := ollamatest.New(ollamatest.Turns(ollamatest.Reply{Calls: []ollamatest.Call{{Name: "write", Args: map[string]any{"text": "x"}}}}, ollamatest.Reply{Content: "ok"}))
+	defer srv.Close()
+	model, err := agent.NewOllama(srv.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := agent.NewRegistry()
+	if err := reg.Add(write); err != nil {
+		t.Fatal(err)
+	}
+	tr := agent.Run(ctx, agent.Config{
+		Model: model, ModelName: "fake", Instruction: "do it", Tools: reg, MaxTurns: 10,
+		Policy: policyFunc(func(context.Context, agent.Call) agent.Verdict {
+			cancel()
+			return agent.Verdict{Decision: agent.Allow, Rule: "test"}
+		}),
+	})
+	if ran.Load() {
+		t.Error("the call ran after the run was interrupted")
+	}
+	if tr.Stop != agent.StopCanceled || len(tr.Calls) != 1 || tr.Calls[0].ErrorKind != "not_run" || !strings.Contains(tr.Calls[0].Result, "interrupted") {
+		t.Errorf("stop %s, calls %+v; want canceled and one call not run", tr.Stop, tr.Calls)
+	}
+}
+
+// countingTool counts how often its Spec is asked for.
+type countingTool struct {
+	stubTool
+	specs *atomic.Int32
+}
+
+func (c countingTool) Spec() agent.Spec {
+	c.specs.Add(1)
+	return c.stubTool.Spec()
+}
+
+// The registry takes a tool's spec once, at Add: the loop does not rebuild
+// it for each call.
+func TestRegistryTakesSpecOnce(t *testing.T) {
+	var specs atomic.Int32
+	tool := countingTool{echoTool("echo", agent.ClassRead, func(a map[string]any) (agent.Result, error) {
+		return agent.Result{Text: "ok"}, nil
+	}), &specs}
+	call := ollamatest.Call{Name: "echo", Args: map[string]any{"text": "a"}}
+	tr := runLoop(t, ollamatest.Turns(ollamatest.Reply{Calls: []ollamatest.Call{call, call}}, ollamatest.Reply{Calls: []ollamatest.Call{call}}, ollamatest.Reply{Content: "ok"}), tool)
+	if len(tr.Calls) != 3 || tr.Calls[2].Class != agent.ClassRead || tr.Calls[2].Origin != agent.OriginBuiltin {
+		t.Fatalf("calls %+v, want 3 with the tool's class and origin", tr.Calls)
+	}
+	if n := specs.Load(); n != 1 {
+		t.Errorf("Spec() called %d times for 3 calls, want once (at Add)", n)
+	}
+}
+
+func TestValidateJSON(t *testing.T) {
+	reg := agent.NewRegistry()
+	if err := reg.Add(echoTool("echo", agent.ClassRead, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if err := reg.Add(stubTool{spec: agent.Spec{Name: "free"}}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		tool, args string
+		want       map[string]any
+		wantErr    string
+	}{
+		{"echo", `{"text":"a"}`, map[string]any{"text": "a"}, ""},
+		{"free", `{"n":1,"xs":[{"k":true}]}`, map[string]any{"n": 1.0, "xs": []any{map[string]any{"k": true}}}, ""},
+		{"free", `null`, map[string]any{}, ""},
+		{"echo", `{"text":3}`, nil, "do not match the schema of echo"},
+		{"echo", `{}`, nil, "text"},
+		{"free", `[1]`, nil, "not a JSON object: got an array"},
+		{"free", `{`, nil, "not JSON"},
+		{"free", ``, nil, "not JSON"},
+		{"nope", `{}`, nil, `unknown tool "nope"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.tool+" "+tt.args, func(t *testing.T) {
+			got, err := reg.ValidateJSON(tt.tool, []byte(tt.args))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("ValidateJSON(%s, %s) = %v, %v; want an error about %q", tt.tool, tt.args, got, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("ValidateJSON(%s, %s): %v", tt.tool, tt.args, err)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("ValidateJSON(%s, %s) = %#v, want %#v", tt.tool, tt.args, got, tt.want)
+			}
+		})
 	}
 }

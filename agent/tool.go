@@ -67,16 +67,24 @@ type Tool interface {
 }
 
 // Registry is the set of tools offered in one attempt, by name, in the order
-// they were added (the order the model sees them in).
+// they were added (the order the model sees them in). It takes each tool's
+// Spec once, at Add: the class, origin and schema a call is decided and
+// checked under are the ones the tool was registered with.
 type Registry struct {
-	order    []string
-	tools    map[string]Tool
-	resolved map[string]*jsonschema.Resolved
+	order   []string
+	entries map[string]*entry
+}
+
+// entry is one registered tool with its spec and resolved input schema.
+type entry struct {
+	tool     Tool
+	spec     Spec
+	resolved *jsonschema.Resolved
 }
 
 // NewRegistry returns an empty registry.
 func NewRegistry() *Registry {
-	return &Registry{tools: map[string]Tool{}, resolved: map[string]*jsonschema.Resolved{}}
+	return &Registry{entries: map[string]*entry{}}
 }
 
 // Add registers a tool. A name already taken is refused with an error that
@@ -86,8 +94,8 @@ func (r *Registry) Add(t Tool) error {
 	if s.Name == "" {
 		return fmt.Errorf("add tool from %s: empty name", s.Origin)
 	}
-	if old, ok := r.tools[s.Name]; ok {
-		return fmt.Errorf("tool %q from %s collides with the tool of the same name from %s", s.Name, s.Origin, old.Spec().Origin)
+	if old, ok := r.entries[s.Name]; ok {
+		return fmt.Errorf("tool %q from %s collides with the tool of the same name from %s", s.Name, s.Origin, old.spec.Origin)
 	}
 	schema := s.InputSchema
 	if schema == nil {
@@ -103,22 +111,43 @@ func (r *Registry) Add(t Tool) error {
 		return fmt.Errorf("tool %q from %s: input schema cannot be checked: %w", s.Name, s.Origin, err)
 	}
 	r.order = append(r.order, s.Name)
-	r.tools[s.Name] = t
-	r.resolved[s.Name] = res
+	r.entries[s.Name] = &entry{tool: t, spec: s, resolved: res}
 	return nil
 }
 
 // Lookup returns the tool of a name.
 func (r *Registry) Lookup(name string) (Tool, bool) {
-	t, ok := r.tools[name]
-	return t, ok
+	e, ok := r.entries[name]
+	if !ok {
+		return nil, false
+	}
+	return e.tool, true
+}
+
+// Spec returns the spec of a tool as it was taken at Add, without asking
+// the tool again.
+func (r *Registry) Spec(name string) (Spec, bool) {
+	e, ok := r.entries[name]
+	if !ok {
+		return Spec{}, false
+	}
+	return e.spec, true
 }
 
 // Tools returns the tools in the order they were added.
 func (r *Registry) Tools() []Tool {
 	out := make([]Tool, 0, len(r.order))
 	for _, n := range r.order {
-		out = append(out, r.tools[n])
+		out = append(out, r.entries[n].tool)
+	}
+	return out
+}
+
+// Specs returns the specs taken at Add, in the order the tools were added.
+func (r *Registry) Specs() []Spec {
+	out := make([]Spec, 0, len(r.order))
+	for _, n := range r.order {
+		out = append(out, r.entries[n].spec)
 	}
 	return out
 }
@@ -133,26 +162,62 @@ func (r *Registry) Names() []string {
 // Validate checks arguments against the tool's input schema. The error text
 // is written for the model to read and correct its call.
 func (r *Registry) Validate(name string, args map[string]any) error {
-	res, ok := r.resolved[name]
-	if !ok {
+	if _, ok := r.entries[name]; !ok {
 		return fmt.Errorf("unknown tool %q", name)
 	}
 	// The validator walks JSON values; round-trip so that numbers and nested
 	// values have the types it expects.
-	var inst any = map[string]any{}
+	b := []byte("{}")
 	if args != nil {
-		b, err := json.Marshal(args)
-		if err != nil {
-			return fmt.Errorf("arguments are not JSON: %w", err)
-		}
-		if err := json.Unmarshal(b, &inst); err != nil {
+		var err error
+		if b, err = json.Marshal(args); err != nil {
 			return fmt.Errorf("arguments are not JSON: %w", err)
 		}
 	}
-	if err := res.Validate(inst); err != nil {
+	_, err := r.ValidateJSON(name, b)
+	return err
+}
+
+// ValidateJSON checks arguments written as a JSON object (as a model sends
+// them) against the tool's input schema and returns them decoded, ready for
+// Tool.Call: one decoding serves the check and the call. null stands for
+// no arguments. The error text is written for the model to read and
+// correct its call.
+func (r *Registry) ValidateJSON(name string, args []byte) (map[string]any, error) {
+	e, ok := r.entries[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown tool %q", name)
+	}
+	var inst any
+	if err := json.Unmarshal(args, &inst); err != nil {
+		return nil, fmt.Errorf("arguments are not JSON: %w", err)
+	}
+	if inst == nil {
+		inst = map[string]any{}
+	}
+	m, ok := inst.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("arguments are not a JSON object: got %s", argsKind(inst))
+	}
+	if err := e.resolved.Validate(inst); err != nil {
 		msg := err.Error()
 		msg = strings.TrimPrefix(msg, "validating root: ")
-		return fmt.Errorf("arguments do not match the schema of %s: %s", name, msg)
+		return nil, fmt.Errorf("arguments do not match the schema of %s: %s", name, msg)
 	}
-	return nil
+	return m, nil
+}
+
+// argsKind names the kind of a decoded JSON value.
+func argsKind(v any) string {
+	switch v.(type) {
+	case []any:
+		return "an array"
+	case string:
+		return "a string"
+	case float64:
+		return "a number"
+	case bool:
+		return "a boolean"
+	}
+	return fmt.Sprintf("%T", v)
 }

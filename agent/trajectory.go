@@ -50,8 +50,9 @@ type Turn struct {
 	DoneReason string
 	// ToolCalls is the number of tool calls the reply asked for.
 	ToolCalls int
-	// Truncated marks a turn whose prompt probably exceeded num_ctx and was
-	// cut by Ollama (prompt_eval_count reached num_ctx).
+	// Truncated marks a turn whose prompt Ollama probably cut: it reached
+	// num_ctx, or it was no longer than an earlier turn's (see
+	// DetectTruncation).
 	Truncated bool
 }
 
@@ -89,7 +90,10 @@ type CallRecord struct {
 	// IsError marks an error observation.
 	IsError bool
 	// ErrorKind classifies an error observation: "unknown_tool",
-	// "bad_arguments", "denied", "tool_error", "transport", "timeout".
+	// "bad_arguments", "denied", "tool_error", "transport", "protocol",
+	// "timeout" (cut by a call timeout or the attempt's wall time),
+	// "canceled" (cut by an interruption of the run) or "not_run" (the
+	// attempt ended before the call's turn came).
 	ErrorKind string
 	// Duration is how long the call took.
 	Duration time.Duration
@@ -117,6 +121,17 @@ func (t *Trajectory) PromptTokens() int {
 	n := 0
 	for _, tu := range t.Turns {
 		n += tu.PromptTokens
+	}
+	return n
+}
+
+// TruncatedTurns counts the turns marked Truncated.
+func (t *Trajectory) TruncatedTurns() int {
+	n := 0
+	for _, tu := range t.Turns {
+		if tu.Truncated {
+			n++
+		}
 	}
 	return n
 }

@@ -14,7 +14,6 @@ package overhead
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -235,7 +234,7 @@ func listOf(items []string, most int) string {
 // as they would stop a run. Model errors say what to do about them
 // (agent.ModelError.Hint).
 func Measure(ctx context.Context, model agent.Model, modelName string, options map[string]any, sets []ToolSet) (*Report, error) {
-	numCtx, err := NumCtx(options)
+	numCtx, err := agent.NumCtx(options)
 	if err != nil {
 		return nil, fmt.Errorf("measure tool overhead: %w", err)
 	}
@@ -355,36 +354,4 @@ func (p *prober) count(ctx context.Context, what string, tools []api.Tool) (Coun
 	c := Count{PromptTokens: resp.PromptEvalCount, Truncated: resp.PromptEvalCount >= p.numCtx}
 	p.counts[key] = c
 	return c, nil
-}
-
-// NumCtx reads num_ctx from Ollama options, whatever numeric type it was
-// written with (flags give int, TOML int64, JSON float64); 0 when it is
-// not set, an error when it is not an integer.
-func NumCtx(options map[string]any) (int, error) {
-	return intOption(options, "num_ctx")
-}
-
-// intOption reads an integer option.
-func intOption(opts map[string]any, key string) (int, error) {
-	v, ok := opts[key]
-	if !ok {
-		return 0, nil
-	}
-	switch n := v.(type) {
-	case int:
-		return n, nil
-	case int32:
-		return int(n), nil
-	case int64:
-		return int(n), nil
-	case float64:
-		if n == float64(int(n)) {
-			return int(n), nil
-		}
-	case json.Number:
-		if i, err := n.Int64(); err == nil {
-			return int(i), nil
-		}
-	}
-	return 0, fmt.Errorf("options: %s: expected an integer, got %v (%T)", key, v, v)
 }

@@ -2,7 +2,6 @@ package overhead_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
@@ -339,27 +338,5 @@ func TestMeasureCanceled(t *testing.T) {
 	cancel()
 	if _, err := overhead.Measure(ctx, m, "fake", map[string]any{"num_ctx": 4096}, []overhead.ToolSet{issuesSet()}); !errors.Is(err, context.Canceled) {
 		t.Errorf("error %v, want context.Canceled", err)
-	}
-}
-
-func TestNumCtx(t *testing.T) {
-	tests := []struct {
-		opts map[string]any
-		want int
-		ok   bool
-	}{
-		{nil, 0, true},
-		{map[string]any{"num_ctx": 8192}, 8192, true},
-		{map[string]any{"num_ctx": int64(4096)}, 4096, true},
-		{map[string]any{"num_ctx": 2048.0}, 2048, true},
-		{map[string]any{"num_ctx": json.Number("1024")}, 1024, true},
-		{map[string]any{"num_ctx": 1.5}, 0, false},
-		{map[string]any{"num_ctx": "8k"}, 0, false},
-	}
-	for _, tt := range tests {
-		got, err := overhead.NumCtx(tt.opts)
-		if got != tt.want || (err == nil) != tt.ok {
-			t.Errorf("NumCtx(%v) = %d, %v; want %d, ok %v", tt.opts, got, err, tt.want, tt.ok)
-		}
 	}
 }

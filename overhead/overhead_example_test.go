@@ -80,13 +80,3 @@ func Example() {
 	// ONE BY ONE   the TOKENS of the set's tools added up, each tool measured alone
 	// FRAMING      TOKENS minus ONE BY ONE: what the template adds or saves by offering them together
 }
-
-// Spot the turns whose prompt Ollama cut at num_ctx: the second reached
-// it; the third and the fourth are shorter than the second, although each
-// turn's prompt repeats the conversation so far and adds to it.
-func ExampleDetectTruncation() {
-	turns := []agent.Turn{{PromptTokens: 900}, {PromptTokens: 1024}, {PromptTokens: 1000}, {PromptTokens: 980}}
-	fmt.Println(overhead.DetectTruncation(turns, 1024))
-	// Output:
-	// [false true true true]
-}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/benchhq/bench/agent"
 	"github.com/benchhq/bench/evaluator"
-	"github.com/benchhq/bench/overhead"
 	"github.com/benchhq/bench/results"
 	"github.com/benchhq/bench/tasks"
 )
@@ -97,10 +96,9 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 	// Servers go down before the hidden tests run: nothing of the agent's
 	// world keeps running while it is scored.
 	a.Servers = closeAll(conns)
-	if numCtx, err := overhead.NumCtx(opts); err == nil {
-		if n := overhead.MarkTruncated(tr, numCtx); n > 0 {
-			r.logf("warning: attempt %s/%s#%d: %d of %d turns outgrew num_ctx %d (Ollama cut the prompt silently); raise --num-ctx", j.Arm.Name, j.Task.ID, j.Index, n, len(tr.Turns), numCtx)
-		}
+	if n := tr.TruncatedTurns(); n > 0 {
+		numCtx, _ := agent.NumCtx(opts) // the loop read it: it is valid
+		r.logf("warning: attempt %s/%s#%d: %d of %d turns outgrew num_ctx %d (Ollama cut the prompt silently); raise --num-ctx", j.Arm.Name, j.Task.ID, j.Index, n, len(tr.Turns), numCtx)
 	}
 	a.Trajectory = tr
 	a.FinishedAt = time.Now().UTC()

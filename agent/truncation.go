@@ -1,6 +1,4 @@
-package overhead
-
-import "github.com/benchhq/bench/agent"
+package agent
 
 // DetectTruncation says, turn by turn, whether Ollama probably truncated
 // the prompt. Ollama cuts a prompt longer than num_ctx silently: the
@@ -13,31 +11,24 @@ import "github.com/benchhq/bench/agent"
 //     lost part of the conversation.
 //
 // A turn with no prompt count (0) is never marked and is not compared.
-// numCtx <= 0 skips the first test.
-func DetectTruncation(turns []agent.Turn, numCtx int) []bool {
+// numCtx <= 0 skips the first test. Run applies the same rule as each turn
+// arrives and records it in Turn.Truncated.
+func DetectTruncation(turns []Turn, numCtx int) []bool {
 	out := make([]bool, len(turns))
 	longest := 0
 	for i, t := range turns {
-		if t.PromptTokens <= 0 {
-			continue
-		}
-		out[i] = (numCtx > 0 && t.PromptTokens >= numCtx) || (longest > 0 && t.PromptTokens <= longest)
-		longest = max(longest, t.PromptTokens)
+		out[i], longest = truncated(t.PromptTokens, longest, numCtx)
 	}
 	return out
 }
 
-// MarkTruncated sets Turn.Truncated on the turns of tr that DetectTruncation
-// finds (it never clears a mark) and returns how many turns are marked.
-func MarkTruncated(tr *agent.Trajectory, numCtx int) int {
-	n := 0
-	for i, cut := range DetectTruncation(tr.Turns, numCtx) {
-		if cut {
-			tr.Turns[i].Truncated = true
-		}
-		if tr.Turns[i].Truncated {
-			n++
-		}
+// truncated applies DetectTruncation's rule to one turn's prompt count,
+// given the longest prompt of the turns before it; it returns the verdict
+// and the longest prompt including this turn.
+func truncated(prompt, longest, numCtx int) (bool, int) {
+	if prompt <= 0 {
+		return false, longest
 	}
-	return n
+	cut := (numCtx > 0 && prompt >= numCtx) || (longest > 0 && prompt <= longest)
+	return cut, max(longest, prompt)
 }
