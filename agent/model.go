@@ -46,9 +46,6 @@ func NewOllama(base string, hc *http.Client) (*Ollama, error) {
 	return &Ollama{client: api.NewClient(u, hc), host: u.String()}, nil
 }
 
-// Host is the server's base URL.
-func (o *Ollama) Host() string { return o.host }
-
 // Chat sends one non-streaming chat request and returns the reply.
 func (o *Ollama) Chat(ctx context.Context, req *api.ChatRequest) (*api.ChatResponse, error) {
 	stream := false
@@ -109,17 +106,6 @@ func (e *ModelError) Hint() string {
 		return fmt.Sprintf("no Ollama server answers at %s: start it with `ollama serve`, or set OLLAMA_HOST to where it runs", e.Host)
 	}
 	return ""
-}
-
-// Fatal reports whether the error means no attempt can succeed with this
-// model and server as configured (model not pulled, no tool support), as
-// opposed to a passing infrastructure failure worth a retry.
-func (e *ModelError) Fatal() bool {
-	var se api.StatusError
-	if errors.As(e.Err, &se) {
-		return se.StatusCode == http.StatusNotFound || se.StatusCode == http.StatusBadRequest
-	}
-	return false
 }
 
 // Unreachable reports whether err means that no server answered: connection

@@ -37,7 +37,9 @@ type Policy interface {
 // approver when the profile says ask. It is safe for concurrent use if its
 // approver is.
 type ProfilePolicy struct {
-	// Profile gives the rules; nil means the standard profile.
+	// Profile gives the rules; nil means the standard profile, where the
+	// built-in classes (read, write, exec) are allowed and anything else is
+	// denied. A zero ProfilePolicy is the policy of a run with no profile.
 	Profile *Profile
 	// Approver answers the calls the profile says to ask about; nil denies
 	// them (the "deny" approver).
@@ -55,7 +57,7 @@ type ProfilePolicy struct {
 func (p *ProfilePolicy) Decide(ctx context.Context, c Call) Verdict {
 	prof := p.Profile
 	if prof == nil {
-		prof = standardProfile()
+		prof = BuiltinProfiles()[ProfileStandard]
 	}
 	v := prof.decide(c, p.Workspace)
 	if v.Decision != Ask {
@@ -88,13 +90,6 @@ func (p *ProfilePolicy) Decide(ctx context.Context, c Call) Verdict {
 		}
 	}
 	return v
-}
-
-// AllowBuiltins is the policy of a run with no permission profile: the
-// standard profile, where the built-in classes (read, write, exec) are
-// allowed and anything else is denied.
-func AllowBuiltins() Policy {
-	return &ProfilePolicy{Profile: standardProfile()}
 }
 
 // DeniedText is the observation a denied call returns. It says the denial

@@ -3,6 +3,8 @@ package agent_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/benchhq/bench/agent"
 	"github.com/benchhq/bench/internal/ollamatest"
+	"github.com/benchhq/bench/tasks"
 )
 
 // profilesFrom parses the [profiles] of a run file's TOML.
@@ -152,12 +155,97 @@ func TestParseProfilesErrors(t *testing.T) {
 		{"unknown base", "[profiles.x]\nextends = \"nope\"", "field profiles.x.extends: no profile \"nope\" (expected one of: ask-exec, full, no-exec, read-only, standard, x)"},
 		{"loop", "[profiles.a]\nextends = \"b\"\n[profiles.b]\nextends = \"a\"", "profiles extend each other in a loop: a -> b -> a"},
 		{"classes not a table", "[profiles.x]\nclasses = \"read\"", "field profiles.x.classes: expected a table"},
+		{"command with a vertical tab", "[profiles.x]\nallow_commands = [\"go\\u000Btest\"]", "field profiles.x.allow_commands[0]: \"go\\vtest\" holds the character '\\v'"},
+		{"command with a no-break space", "[profiles.x]\nallow_commands = [\"go\\u00A0test\"]", "field profiles.x.allow_commands[0]: \"go\\u00a0test\" holds the character '\\u00a0'"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := profilesFrom(t, tt.src)
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("error %v, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// allow_commands reads words as /bin/sh splits them, on spaces and tabs
+// only: any other space or control character is refused, or a command the
+// shell runs as another program could pass a rule.
+func TestAllowCommandsSplitLikeTheShell(t *testing.T) {
+	ps, err := profilesFrom(t, "[profiles.x]\nextends = \"standard\"\nallow_commands = [\"./check.sh\", \"go\ttest\"]")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prof, err := ps.Lookup("x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		command string
+		want    agent.Decision
+	}{
+		{"./check.sh", agent.Allow},
+		{"./check.sh -v", agent.Allow},
+		{"./check.sh\t-v", agent.Allow},
+		{" \t./check.sh  -v ", agent.Allow},
+		{"go test ./...", agent.Allow},
+		{"go\ttest ./...", agent.Allow},
+		{"./check.sh\vx", agent.Deny},     // sh runs "./check.sh\vx", another file
+		{"./check.sh\fx", agent.Deny},     // form feed
+		{"./check.sh\rx", agent.Deny},     // carriage return
+		{"./check.sh\u00a0x", agent.Deny}, // no-break space
+		{"./check.sh\u2003x", agent.Deny}, // em space
+		{"./check.sh\u0085x", agent.Deny}, // next line
+		{"./check.sh\x00x", agent.Deny},   // NUL
+		{"./check.sh\x1bx", agent.Deny},   // escape
+		{"go\vtest", agent.Deny},
+		{"go\u00a0test ./...", agent.Deny},
+		{"./check.sh -v\v", agent.Deny}, // after the prefix too
+		{"./check.shx", agent.Deny},
+	}
+	pol := &agent.ProfilePolicy{Profile: prof}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%q", tt.command), func(t *testing.T) {
+			v := pol.Decide(context.Background(), builtinCall("run_command", agent.ClassExec, map[string]any{"command": tt.command}))
+			if v.Decision != tt.want {
+				t.Errorf("Decide(%q) = %s by %q (%s), want %s", tt.command, v.Decision, v.Rule, v.Reason, tt.want)
+			}
+			if v.Decision == agent.Deny && (v.Rule != "allow_commands" || v.Reason == "") {
+				t.Errorf("Decide(%q): denied by %q (%s), want allow_commands with a reason", tt.command, v.Rule, v.Reason)
+			}
+		})
+	}
+}
+
+// Bad [profiles] and [sandbox] fields are *tasks.FieldError, like the run
+// file's other fields, so that the command exits with a usage error.
+func TestConfigErrorsAreFieldErrors(t *testing.T) {
+	tests := []struct {
+		name      string
+		err       func() error
+		wantField string
+	}{
+		{"profile decision", func() error {
+			_, err := profilesFrom(t, "[profiles.x]\nexec = \"yes\"")
+			return err
+		}, "profiles.x.exec"},
+		{"profile extends", func() error {
+			_, err := profilesFrom(t, "[profiles.x]\nextends = \"nope\"")
+			return err
+		}, "profiles.x.extends"},
+		{"sandbox mode", func() error { return agent.SandboxConfig{Mode: "maybe"}.Validate("run.toml") }, "sandbox.mode"},
+		{"sandbox limit", func() error { return agent.SandboxConfig{Procs: -1}.Validate("run.toml") }, "sandbox.procs"},
+		{"sandbox path", func() error { return agent.SandboxConfig{ReadOnly: []string{"rel"}}.Validate("run.toml") }, "sandbox.read_only[0]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.err()
+			var fe *tasks.FieldError
+			if !errors.As(err, &fe) {
+				t.Fatalf("error %v (%T), want a *tasks.FieldError", err, err)
+			}
+			if fe.File != "run.toml" || fe.Field != tt.wantField || fe.Msg == "" {
+				t.Errorf("FieldError{File: %q, Field: %q, Msg: %q}, want file run.toml, field %s and a message", fe.File, fe.Field, fe.Msg, tt.wantField)
 			}
 		})
 	}

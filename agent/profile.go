@@ -8,6 +8,9 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode"
+
+	"github.com/benchhq/bench/tasks"
 )
 
 // Profile is a permission profile: a decision per permission class, with
@@ -37,8 +40,10 @@ type Profile struct {
 	// such as run_command, or namespaced foreign ones such as "fs__read").
 	Tools map[string]Decision
 	// AllowCommands, when not empty, restricts run_command to command lines
-	// that start with one of these prefixes (whole words) and use no shell
-	// operator (; & | ` $ < > ( ) or a line break).
+	// that start with one of these prefixes (whole words, split on spaces
+	// and tabs as the shell splits them) and use no shell operator
+	// (; & | ` $ < > ( ) or a line break) and no other space or control
+	// character.
 	AllowCommands []string
 	// DenyWrite denies write_file and edit_file on paths matching one of
 	// these globs, relative to the workspace root. A glob without a slash
@@ -96,8 +101,6 @@ func BuiltinProfiles() Profiles {
 	}
 }
 
-func standardProfile() *Profile { return BuiltinProfiles()[ProfileStandard] }
-
 // decide applies the profile's rules to a call. An Ask is returned as is,
 // for the policy to put to its approver. ws, when not nil, resolves write
 // paths.
@@ -147,19 +150,43 @@ const shellOperators = ";&|`$<>()\n\r"
 
 // commandAllowed checks a command line against allowed prefixes. A prefix
 // matches whole words: "go test" allows "go test ./..." but not "go tester".
+// Words are split as /bin/sh splits them, on spaces and tabs only; a
+// command holding any other space or control character (vertical tab, form
+// feed, no-break space...) is refused like a shell operator, since reading
+// it as a separator would match a rule the shell does not run.
 func commandAllowed(prefixes []string, command string) (bool, string) {
 	list := strings.Join(prefixes, ", ")
 	if i := strings.IndexAny(command, shellOperators); i >= 0 {
 		return false, fmt.Sprintf("the command uses the shell operator %q; only plain commands starting with one of these are allowed: %s", command[i], list)
 	}
-	cmd := strings.Join(strings.Fields(command), " ")
+	if r, ok := oddSpace(command); ok {
+		return false, fmt.Sprintf("the command holds the character %q, which is neither a space nor a tab; only plain commands starting with one of these are allowed: %s", r, list)
+	}
+	cmd := shellWords(command)
 	for _, p := range prefixes {
-		p = strings.Join(strings.Fields(p), " ")
+		p = shellWords(p)
 		if cmd == p || strings.HasPrefix(cmd, p+" ") {
 			return true, ""
 		}
 	}
 	return false, "only commands starting with one of these are allowed: " + list
+}
+
+// shellWords splits s into words on spaces and tabs, as /bin/sh does, and
+// joins them with single spaces.
+func shellWords(s string) string {
+	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == '\t' }), " ")
+}
+
+// oddSpace returns the first space or control character of s other than
+// space and tab, if any.
+func oddSpace(s string) (rune, bool) {
+	for _, r := range s {
+		if r != ' ' && r != '\t' && (unicode.IsSpace(r) || unicode.IsControl(r)) {
+			return r, true
+		}
+	}
+	return 0, false
 }
 
 // deniedWrite returns the first glob that a write path matches, and the
@@ -260,24 +287,19 @@ func matchSegs(pat, segs []string) bool {
 // Profiles are permission profiles by name.
 type Profiles map[string]*Profile
 
-// Lookup returns the profile of a name; "" is the standard profile.
+// Lookup returns the profile of a name; "" is the standard profile. A nil
+// Profiles holds the built-in profiles (ParseProfiles always includes them).
 func (ps Profiles) Lookup(name string) (*Profile, error) {
+	if ps == nil {
+		ps = BuiltinProfiles()
+	}
 	if name == "" {
 		name = ProfileStandard
 	}
 	if p, ok := ps[name]; ok {
 		return p, nil
 	}
-	if p, ok := BuiltinProfiles()[name]; ok {
-		return p, nil
-	}
 	names := slices.Sorted(maps.Keys(ps))
-	for n := range BuiltinProfiles() {
-		if _, ok := ps[n]; !ok {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
 	return nil, fmt.Errorf("permission profile %q: no such profile (expected one of: %s)", name, strings.Join(names, ", "))
 }
 
@@ -430,6 +452,9 @@ func parseProfile(file, field string, tbl map[string]any) (*profileDraft, error)
 				case strings.ContainsAny(p, shellOperators):
 					return nil, fieldErr(file, fi, "%q holds a shell operator (one of ; & | ` $ < > ( ) or a line break): commands using them are never allowed", p)
 				}
+				if r, odd := oddSpace(p); odd {
+					return nil, fieldErr(file, fi, "%q holds the character %q: separate words with spaces or tabs only (commands holding other space or control characters are never allowed)", p, r)
+				}
 			}
 		case keyDenyWrite:
 			d.denyWrite, err = stringList(file, f, val)
@@ -532,6 +557,8 @@ func typeName(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
+// fieldErr is a *tasks.FieldError: bad [profiles] and [sandbox] fields are
+// told apart from other failures like the run file's other fields.
 func fieldErr(file, field, format string, args ...any) error {
-	return fmt.Errorf("%s: field %s: %s", file, field, fmt.Sprintf(format, args...))
+	return &tasks.FieldError{File: file, Field: field, Msg: fmt.Sprintf(format, args...)}
 }

@@ -39,6 +39,9 @@ type RunFile struct {
 	Arms           []Arm            `toml:"arms"`
 	// Profiles are permission profiles arms may name (see docs/permissions.md).
 	Profiles map[string]any `toml:"profiles"`
+	// ParsedProfiles is Profiles as LoadRunFile parsed them
+	// (agent.ParseProfiles), the built-in profiles included.
+	ParsedProfiles agent.Profiles `toml:"-"`
 	// Sandbox configures the isolation of commands.
 	Sandbox agent.SandboxConfig `toml:"sandbox"`
 }
@@ -74,7 +77,7 @@ func LoadRunFile(path string) (*RunFile, error) {
 			return nil, err
 		}
 	}
-	if _, err := agent.ParseProfiles(path, rf.Profiles); err != nil {
+	if rf.ParsedProfiles, err = agent.ParseProfiles(path, rf.Profiles); err != nil {
 		return nil, err
 	}
 	if err := rf.Sandbox.Validate(path); err != nil {

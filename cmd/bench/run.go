@@ -322,11 +322,7 @@ func planFromFlags(f *runFlags, set map[string]bool, rf *runner.RunFile) (*runne
 	} else if wd, err := os.Getwd(); err == nil {
 		p.BaseDir = wd
 	}
-	profiles, err := agent.ParseProfiles(first(rf.Path, "run plan"), rf.Profiles)
-	if err != nil {
-		return nil, err
-	}
-	p.Profiles = profiles
+	p.Profiles = rf.ParsedProfiles // nil without a run file: Normalize gives the built-in ones
 	if set["sandbox"] {
 		p.Sandbox.Mode = f.sandbox
 	}
@@ -402,6 +398,7 @@ func planFromFlags(f *runFlags, set map[string]bool, rf *runner.RunFile) (*runne
 	}
 
 	var suite *tasks.Suite
+	var err error
 	switch {
 	case f.task != "":
 		if _, serr := os.Stat(filepath.Join(f.task, tasks.FileName)); serr != nil {
