@@ -44,6 +44,8 @@ func TestBadInputIsOneLineAndStatus2(t *testing.T) {
 		{"not a bench db", []string{"run", "--model", "m", "--db", notDB, "--task", recipeTask}, "not a bench database"},
 		{"bad task file", []string{"run", "--model", "m", "--db", db, "--task", badTask}, "tests.timeout"},
 		{"resume with model", []string{"run", "--resume", "r1", "--model", "m", "--db", db}, "conflict"},
+		{"resume with limits", []string{"run", "--resume", "r1", "--max-turns", "3", "--db", db}, "conflict"},
+		{"bad max-tries", []string{"run", "--model", "m", "--db", db, "--task", recipeTask, "--max-tries", "-1"}, "max_tries"},
 		{"unknown flag", []string{"run", "--modle", "m"}, "modle"},
 		{"bad attempts", []string{"run", "--model", "m", "--db", db, "--attempts", "0", "--task", recipeTask}, "--attempts"},
 		{"bad advantage", []string{"run", "--model", "m", "--db", db, "--advantage", "ppo", "--task", recipeTask}, "--advantage"},
@@ -63,6 +65,9 @@ func TestBadInputIsOneLineAndStatus2(t *testing.T) {
 				t.Errorf("stderr is more than one line: %q", stderr)
 			}
 		})
+	}
+	if _, err := os.Stat(db); !os.IsNotExist(err) {
+		t.Errorf("bad input left %s behind (%v)", db, err)
 	}
 	if b, _ := os.ReadFile(notDB); string(b) != "these are my notes, not a database\n" {
 		t.Errorf("the file that is not a bench DB was modified: %q", b)

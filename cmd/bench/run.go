@@ -172,10 +172,17 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 
 	if f.resume != "" {
-		for _, name := range []string{"model", "suite", "task", "tasks", "attempts", "seed", "config", "tools", "temperature", "num-ctx", "num-predict", "advantage", "profile", "approver", "server"} {
-			if set[name] {
-				return usagef("run: --resume and --%s conflict: a resumed run keeps its plan", name)
+		// A resumed run keeps its plan: only what paces it may be given.
+		paces := map[string]bool{"resume": true, "db": true, "host": true, "concurrency": true, "j": true,
+			"keep-workspaces": true, "request-timeout": true, "sandbox": true, "no-progress": true, "max-tries": true}
+		var conflict error
+		fs.Visit(func(fl *flag.Flag) {
+			if !paces[fl.Name] && conflict == nil {
+				conflict = usagef("run: --resume and --%s conflict: a resumed run keeps its plan (it may change only --concurrency, --max-tries, --request-timeout, --keep-workspaces, --sandbox, --host)", fl.Name)
 			}
+		})
+		if conflict != nil {
+			return conflict
 		}
 	}
 	var rf *runner.RunFile
@@ -188,12 +195,19 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		rf = &runner.RunFile{}
 	}
 
+	model, err := agent.NewOllama(f.host, nil)
+	if err != nil {
+		return usagef("run: --host: %v", err)
+	}
 	// Everything that can be checked without the database is checked
 	// first, so that bad input leaves no file behind.
 	var plan *runner.Plan
-	var err error
+	var sandbox *agent.Sandbox
 	if f.resume == "" {
 		if plan, err = planFromFlags(&f, set, rf); err != nil {
+			return err
+		}
+		if sandbox, err = readyPlan(ctx, plan, &f, set, stderr); err != nil {
 			return err
 		}
 	}
@@ -229,6 +243,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if set["request-timeout"] {
 			plan.RequestTimeout = f.reqTimeout
 		}
+		if set["max-tries"] {
+			plan.MaxTries = f.maxTries
+		}
+		if sandbox, err = readyPlan(ctx, plan, &f, set, stderr); err != nil {
+			return err
+		}
 	} else if plan.Name != "" {
 		// A named run is its own id: running the same run file (or the same
 		// --name) again continues it, keeping the attempts it finished.
@@ -240,23 +260,13 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		runID = runner.NewRunID(time.Now())
 	}
 
-	model, err := agent.NewOllama(f.host, nil)
-	if err != nil {
-		return usagef("run: --host: %v", err)
-	}
 	exe, _ := os.Executable()
-	r := &runner.Runner{Model: model, Store: store, Log: stderr, BenchPath: exe, Version: version}
-	if set["sandbox"] {
-		plan.Sandbox.Mode = f.sandbox
-	}
-	if r.Sandbox, err = sandboxFor(ctx, plan.Sandbox.Mode, stderr); err != nil {
-		return err
-	}
+	r := &runner.Runner{Model: model, Store: store, Log: stderr, BenchPath: exe, Version: version, Sandbox: sandbox}
 	if !f.noProgress && isTerminal(stderr) {
 		r.Progress = stderr
 	}
-	if err := plan.Normalize(); err != nil {
-		return usagef("run: %v", err)
+	if sandbox != nil {
+		fmt.Fprintf(stderr, "sandbox: %s\n", sandbox)
 	}
 	fmt.Fprintf(stderr, "run %s: model %s, %d tasks × %d attempts × %d arms, concurrency %d, results in %s\n",
 		runID, plan.Model, len(plan.Suite.Tasks), plan.Attempts, max(len(plan.Arms), 1), plan.Concurrency, dbPath)
@@ -466,6 +476,18 @@ func planFromFlags(f *runFlags, set map[string]bool, rf *runner.RunFile) (*runne
 	return p, nil
 }
 
+// readyPlan applies the --sandbox flag, checks the plan whole and finds
+// the sandbox it asks for: the last checks before a run can start.
+func readyPlan(ctx context.Context, plan *runner.Plan, f *runFlags, set map[string]bool, stderr io.Writer) (*agent.Sandbox, error) {
+	if set["sandbox"] {
+		plan.Sandbox.Mode = f.sandbox
+	}
+	if err := plan.Normalize(); err != nil {
+		return nil, usagef("run: %v", err)
+	}
+	return sandboxFor(ctx, plan.Sandbox.Mode, stderr)
+}
+
 // sandboxFor finds the sandbox a run asked for: none with "off", an error
 // with "required" when bubblewrap is unusable, and with "auto" (the
 // default) the sandbox if it works, or a warning and the confined mode.
@@ -481,7 +503,6 @@ func sandboxFor(ctx context.Context, mode string, stderr io.Writer) (*agent.Sand
 		fmt.Fprintf(stderr, "warning: %v; commands run in the confined mode only (workspace folder, filtered environment, timeout), without isolation\n", err)
 		return nil, nil
 	}
-	fmt.Fprintf(stderr, "sandbox: %s\n", sb)
 	return sb, nil
 }
 

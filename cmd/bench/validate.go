@@ -48,6 +48,9 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
+	if sb != nil {
+		fmt.Fprintf(stderr, "sandbox: %s\n", sb)
+	}
 	wrap := evaluator.Wrap(sb.Command(agent.SandboxConfig{}.Confinement(false)))
 	vals := make([]*evaluator.Validation, len(suite.Tasks))
 	g, gctx := errgroup.WithContext(ctx)
