@@ -31,6 +31,15 @@ const (
 	DefaultCommandOutputCap  = 16 << 10
 )
 
+// BuiltinNames returns the names of the built-in tools, in Builtins' order.
+func BuiltinNames() []string {
+	var names []string
+	for _, t := range Builtins(nil, BuiltinOptions{}) { // a Spec needs no workspace
+		names = append(names, t.Spec().Name)
+	}
+	return names
+}
+
 // Builtins returns the harness's own tools working in ws, in a stable order:
 // read_file, write_file, edit_file, list_dir, search, run_command. Every path
 // they take goes through ws.Resolve.

@@ -61,14 +61,12 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 	// preflight) is an infrastructure failure of this attempt.
 	conns, err := r.connect(ctx, servers(j.Task, j.Arm), r.vars(j.Task, wsDir), reg.Names(), r.Sandbox.Server(wsDir, serverConfinement(conf, j.Task)))
 	if err != nil {
-		a.Status, a.Error = results.StatusInfraError, err.Error()
-		a.FinishedAt = time.Now().UTC()
-		a.Trajectory = &agent.Trajectory{Stop: agent.StopInfraError, Err: err.Error()}
-		return a, nil
+		return infraFailure(a, nil, err), nil
 	}
 	if err := addServerTools(reg, conns); err != nil {
-		a.Servers = closeAll(conns)
-		return nil, fmt.Errorf("attempt %s/%s#%d: %w", j.Arm.Name, j.Task.ID, j.Index, err)
+		// The names were checked before the run; a server that now lists
+		// other tools is an infrastructure failure of this attempt.
+		return infraFailure(a, conns, err), nil
 	}
 
 	turns, tokens, wall := plan.limits(j.Task)
@@ -137,14 +135,11 @@ func serverConfinement(c agent.Confinement, t *tasks.Task) agent.Confinement {
 	return c
 }
 
-// builtinRegistry is the arm's subset of the built-in tools.
+// builtinRegistry is the arm's subset of the built-in tools (its names
+// were checked by Plan.Normalize).
 func builtinRegistry(ws *agent.Workspace, arm Arm, opts agent.BuiltinOptions) (*agent.Registry, error) {
 	reg := agent.NewRegistry()
-	all := agent.Builtins(ws, opts)
-	if err := checkToolSubset(arm, all); err != nil {
-		return nil, err
-	}
-	for _, t := range all {
+	for _, t := range agent.Builtins(ws, opts) {
 		if len(arm.Tools) > 0 && !slices.Contains(arm.Tools, t.Spec().Name) {
 			continue
 		}
@@ -155,22 +150,12 @@ func builtinRegistry(ws *agent.Workspace, arm Arm, opts agent.BuiltinOptions) (*
 	return reg, nil
 }
 
-func checkToolSubset(arm Arm, all []agent.Tool) error {
-	for _, name := range arm.Tools {
-		found := false
-		for _, t := range all {
-			if t.Spec().Name == name {
-				found = true
-				break
-			}
-		}
-		if !found {
-			var names []string
-			for _, t := range all {
-				names = append(names, t.Spec().Name)
-			}
-			return fmt.Errorf("arm %s: tools: no built-in tool %q (expected some of: %v)", arm.Name, name, names)
-		}
-	}
-	return nil
+// infraFailure ends an attempt that could not start for a reason of the
+// infrastructure (its servers), shutting down those already started.
+func infraFailure(a *results.Attempt, conns []*attached, err error) *results.Attempt {
+	a.Servers = closeAll(conns)
+	a.Status, a.Error = results.StatusInfraError, err.Error()
+	a.FinishedAt = time.Now().UTC()
+	a.Trajectory = &agent.Trajectory{Stop: agent.StopInfraError, Err: err.Error()}
+	return a
 }

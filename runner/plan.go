@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"hash/fnv"
 	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/benchhq/bench/agent"
@@ -146,6 +148,10 @@ func (p *Plan) Normalize() error {
 	if err := p.Sandbox.Validate("run plan"); err != nil {
 		return err
 	}
+	if _, err := agent.NumCtx(p.Options); err != nil {
+		return fmt.Errorf("plan: options: %w", err)
+	}
+	builtins := agent.BuiltinNames()
 	seen := map[string]bool{}
 	for i, a := range p.Arms {
 		if a.Name == "" {
@@ -157,6 +163,11 @@ func (p *Plan) Normalize() error {
 		seen[a.Name] = true
 		if err := tasks.ValidateServers("run plan", fmt.Sprintf("arms[%d].servers", i), a.Servers); err != nil {
 			return err
+		}
+		for _, name := range a.Tools {
+			if !slices.Contains(builtins, name) {
+				return fmt.Errorf("plan: arms[%d].tools: no built-in tool %q (expected some of: %s)", i, name, strings.Join(builtins, ", "))
+			}
 		}
 		if _, err := p.Profiles.Lookup(a.Profile); err != nil {
 			return fmt.Errorf("plan: arms[%d].profile: %w", i, err)
