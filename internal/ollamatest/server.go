@@ -76,25 +76,6 @@ func Turns(replies ...Reply) Script {
 	}
 }
 
-// ByInstruction routes each conversation to a script by a substring of its
-// first user message; unmatched conversations get fallback.
-func ByInstruction(routes map[string]Script, fallback Script) Script {
-	return func(req *api.ChatRequest) Reply {
-		for _, m := range req.Messages {
-			if m.Role != "user" {
-				continue
-			}
-			for key, s := range routes {
-				if strings.Contains(m.Content, key) {
-					return s(req)
-				}
-			}
-			break
-		}
-		return fallback(req)
-	}
-}
-
 // Server is a running fake Ollama server.
 type Server struct {
 	*httptest.Server
@@ -246,7 +227,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	for i, c := range rep.Calls {
 		args := api.NewToolCallFunctionArguments()
-		for _, k := range sortedKeys(c.Args) {
+		for _, k := range slices.Sorted(maps.Keys(c.Args)) {
 			args.Set(k, c.Args[k])
 		}
 		resp.Message.ToolCalls = append(resp.Message.ToolCalls, api.ToolCall{
@@ -320,8 +301,4 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
-}
-
-func sortedKeys(m map[string]any) []string {
-	return slices.Sorted(maps.Keys(m))
 }
