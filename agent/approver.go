@@ -13,8 +13,9 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
+
+	"github.com/benchhq/bench/internal/procio"
 )
 
 // ApprovalRequest is a call that a profile says to ask about, as an
@@ -112,11 +113,9 @@ func (a *CommandApprover) Approve(ctx context.Context, req ApprovalRequest) (Ans
 	cmd := exec.CommandContext(ctx, a.Argv[0], a.Argv[1:]...)
 	cmd.Dir = a.Dir
 	cmd.Stdin = bytes.NewReader(append(in, '\n'))
-	stdout, stderr := newHeadTail(approverOutputLimit), newHeadTail(4<<10)
+	stdout, stderr := procio.New(approverOutputLimit, approverOutputLimit/2), procio.New(4<<10, 2<<10)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = time.Second
+	procio.KillGroupOnCancel(cmd, time.Second)
 	err = cmd.Run()
 	if ctx.Err() != nil {
 		return Answer{}, fmt.Errorf("approver command %s: no answer within %s", a.Argv[0], timeout)
@@ -189,7 +188,7 @@ func (a *TerminalApprover) Approve(ctx context.Context, req ApprovalRequest) (An
 	defer tty.Close()
 	args, _ := json.MarshalIndent(req.Arguments, "  ", "  ")
 	if len(args) > 2000 {
-		args = append(cutUTF8(args[:2000]), "..."...)
+		args = append(procio.TrimLastRune(args[:2000]), "..."...)
 	}
 	var where string
 	for _, k := range []string{"arm", "task", "attempt"} {

@@ -15,9 +15,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/benchhq/bench/internal/procio"
 )
 
 // Limits of the file tools. They keep one observation small enough for a
@@ -186,19 +187,6 @@ func readLine(br *bufio.Reader, limit int, keep []byte) (line []byte, cut int, o
 	}
 }
 
-// cutUTF8 drops an incomplete rune from the end of b, left there by a cut.
-func cutUTF8(b []byte) []byte {
-	for i := 1; i <= utf8.UTFMax && i <= len(b); i++ {
-		if utf8.RuneStart(b[len(b)-i]) {
-			if !utf8.FullRune(b[len(b)-i:]) {
-				return b[:len(b)-i]
-			}
-			return b
-		}
-	}
-	return b
-}
-
 // ---------------------------------------------------------------- read_file
 
 type readFileTool struct{ fileTool }
@@ -292,7 +280,7 @@ func (t readFileTool) Call(ctx context.Context, args map[string]any) (Result, er
 		}
 		var text string
 		if cut > 0 {
-			text = fmt.Sprintf("%6d\t%s [... line cut: %d more bytes; see it with run_command, e.g. cut -c]", lineNo, cutUTF8(line), cut)
+			text = fmt.Sprintf("%6d\t%s [... line cut: %d more bytes; see it with run_command, e.g. cut -c]", lineNo, procio.TrimLastRune(line), cut)
 		} else {
 			text = fmt.Sprintf("%6d\t%s", lineNo, line)
 		}
@@ -786,7 +774,7 @@ func (s *searcher) file(p string, d fs.DirEntry) error {
 		}
 		text := line
 		if len(text) > maxSearchLineBytes {
-			text = append(cutUTF8(text[:maxSearchLineBytes:maxSearchLineBytes]), " [...]"...)
+			text = append(procio.TrimLastRune(text[:maxSearchLineBytes:maxSearchLineBytes]), " [...]"...)
 		}
 		entry := fmt.Sprintf("%s:%d: %s\n", p, n, text)
 		if s.matches >= maxSearchMatches || s.out.Len()+len(entry) > fileOutputCap {

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/benchhq/bench/internal/procio"
 )
 
 // sandboxProbeTimeout bounds the trial run of DetectSandbox.
@@ -80,9 +82,7 @@ func (s *Sandbox) probe(ctx context.Context) error {
 	cmd.Env = []string{"PATH=" + defaultPath}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = time.Second
+	procio.KillGroupOnCancel(cmd, time.Second)
 	if err := cmd.Run(); err != nil {
 		msg := strings.TrimSpace(stderr.String())
 		if msg == "" {

@@ -10,9 +10,10 @@ import (
 	"strings"
 	"syscall"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/benchhq/bench/internal/procio"
 )
 
 // drainDelay is how long run_command still reads output after the command
@@ -106,13 +107,9 @@ func (t runCommandTool) Call(ctx context.Context, args map[string]any) (Result, 
 	cmd := exec.CommandContext(runCtx, argv[0], argv[1:]...)
 	cmd.Dir = t.ws.Root()
 	cmd.Env = t.environ()
-	// stdin stays nil: /dev/null.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error {
-		// The whole process group: the shell and everything it started.
-		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
-	cmd.WaitDelay = 2 * drainDelay
+	// stdin stays nil: /dev/null. At the timeout, the whole process group
+	// dies: the shell and everything it started.
+	procio.KillGroupOnCancel(cmd, 2*drainDelay)
 
 	// The output pipe is ours, not exec's: Wait returns when the shell
 	// exits, whoever still holds the pipe, and the reader keeps a bounded
@@ -129,7 +126,7 @@ func (t runCommandTool) Call(ctx context.Context, args map[string]any) (Result, 
 		// Not the model's doing: /bin/sh or the wrapper is missing.
 		return Result{}, fmt.Errorf("run command: %w", startErr)
 	}
-	out := newHeadTail(t.outputCap)
+	out := procio.New(t.outputCap, t.outputCap/2)
 	copied := make(chan struct{})
 	go func() {
 		io.Copy(out, pr) //nolint:errcheck // ends with EOF or a closed pipe
@@ -139,7 +136,7 @@ func (t runCommandTool) Call(ctx context.Context, args map[string]any) (Result, 
 	waitErr := cmd.Wait()
 	elapsed := time.Since(began)
 	// Background processes left behind die with the command.
-	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) //nolint:errcheck // ESRCH when none are left
+	procio.SignalGroup(cmd, syscall.SIGKILL) //nolint:errcheck // ESRCH when none are left
 	select {
 	case <-copied:
 	case <-time.After(drainDelay):
@@ -176,74 +173,6 @@ func (t runCommandTool) Call(ctx context.Context, args map[string]any) (Result, 
 		b.WriteString(out.String())
 	}
 	return Result{Text: b.String(), IsError: isErr}, nil
-}
-
-// headTail keeps the first and the last bytes written to it, up to a limit
-// in all, and counts what it dropped: memory stays bounded whatever the
-// output's size.
-type headTail struct {
-	headMax int
-	head    []byte
-	tail    []byte // ring buffer of the last bytes, len == cap once full
-	pos     int    // where the ring writes next, once full
-	total   int64
-}
-
-func newHeadTail(limit int) *headTail {
-	h := limit / 2
-	return &headTail{headMax: h, tail: make([]byte, 0, limit-h)}
-}
-
-// Write never fails.
-func (w *headTail) Write(p []byte) (int, error) {
-	n := len(p)
-	w.total += int64(n)
-	if room := w.headMax - len(w.head); room > 0 {
-		k := min(room, len(p))
-		w.head = append(w.head, p[:k]...)
-		p = p[k:]
-	}
-	c := cap(w.tail)
-	if c == 0 || len(p) == 0 {
-		return n, nil
-	}
-	if len(p) >= c {
-		w.tail = append(w.tail[:0], p[len(p)-c:]...)
-		w.pos = 0
-		return n, nil
-	}
-	if room := c - len(w.tail); room > 0 {
-		k := min(room, len(p))
-		w.tail = append(w.tail, p[:k]...)
-		p = p[k:]
-	}
-	for len(p) > 0 {
-		k := copy(w.tail[w.pos:], p)
-		p = p[k:]
-		w.pos = (w.pos + k) % c
-	}
-	return n, nil
-}
-
-// Len is the number of bytes written.
-func (w *headTail) Len() int64 { return w.total }
-
-// String is the output kept, with a note of the bytes cut in the middle.
-func (w *headTail) String() string {
-	tail := w.tail
-	if len(w.tail) == cap(w.tail) && w.pos > 0 {
-		tail = append(append([]byte(nil), w.tail[w.pos:]...), w.tail[:w.pos]...)
-	}
-	cut := w.total - int64(len(w.head)) - int64(len(tail))
-	if cut == 0 {
-		return string(w.head) + string(tail)
-	}
-	head := cutUTF8(w.head)
-	for i := 0; i < utf8.UTFMax-1 && len(tail) > 0 && !utf8.RuneStart(tail[0]); i++ {
-		tail = tail[1:]
-	}
-	cut = w.total - int64(len(head)) - int64(len(tail))
-	return fmt.Sprintf("%s\n[... %d bytes cut ...]\n%s", head, cut, tail)
 }
 
 // byteSize words a size for the model.

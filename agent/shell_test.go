@@ -203,41 +203,6 @@ func TestRunCommandWrap(t *testing.T) {
 	}
 }
 
-func TestHeadTail(t *testing.T) {
-	tests := []struct {
-		name   string
-		limit  int
-		writes []string
-		want   string
-	}{
-		{"under", 10, []string{"abc", "de"}, "abcde"},
-		{"exactly", 10, []string{"0123456789"}, "0123456789"},
-		{"over in one", 10, []string{"0123456789ABCDEF"}, "01234\n[... 6 bytes cut ...]\nBCDEF"},
-		{"over in pieces", 10, []string{"012", "345", "678", "9AB", "CDE", "F"}, "01234\n[... 6 bytes cut ...]\nBCDEF"},
-		{"ring wraps many times", 4, []string{"ab", "cdefghijklmnopq", "rs", "t"}, "ab\n[... 16 bytes cut ...]\nst"},
-		{"no cut rune", 6, []string{"éé", "x", "éé"}, "é\n[... 5 bytes cut ...]\né"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			w := newHeadTail(tt.limit)
-			var n int64
-			for _, s := range tt.writes {
-				k, err := w.Write([]byte(s))
-				if err != nil || k != len(s) {
-					t.Fatalf("Write(%q) = %d, %v", s, k, err)
-				}
-				n += int64(k)
-			}
-			if got := w.String(); got != tt.want {
-				t.Errorf("String() = %q, want %q", got, tt.want)
-			}
-			if w.Len() != n {
-				t.Errorf("Len() = %d, want %d", w.Len(), n)
-			}
-		})
-	}
-}
-
 // TestRunCommandEscapedChild: a child that left the process group (setsid)
 // and holds the output pipe cannot be killed with the group; the call must
 // end anyway, with the output so far.

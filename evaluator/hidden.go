@@ -4,15 +4,14 @@
 package evaluator
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
-	"syscall"
 	"time"
 
+	"github.com/benchhq/bench/internal/procio"
 	"github.com/benchhq/bench/tasks"
 )
 
@@ -92,10 +91,8 @@ func run(ctx context.Context, argv []string, command, dir string, timeout time.D
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 2 * time.Second
-	out := &capped{limit: MaxTestOutput}
+	procio.KillGroupOnCancel(cmd, 2*time.Second)
+	out := procio.New(MaxTestOutput, MaxTestOutput/2)
 	cmd.Stdout = out
 	cmd.Stderr = out
 	start := time.Now()
@@ -123,39 +120,4 @@ func run(ctx context.Context, argv []string, command, dir string, timeout time.D
 		return nil, fmt.Errorf("run %q: %w", command, err)
 	}
 	return res, nil
-}
-
-// capped keeps the head and the tail of what is written, up to limit bytes,
-// and counts what it dropped in between.
-type capped struct {
-	limit   int
-	head    bytes.Buffer
-	tail    []byte
-	dropped int
-}
-
-func (c *capped) Write(p []byte) (int, error) {
-	n := len(p)
-	half := c.limit / 2
-	if room := half - c.head.Len(); room > 0 {
-		k := min(room, len(p))
-		c.head.Write(p[:k])
-		p = p[k:]
-	}
-	if len(p) == 0 {
-		return n, nil
-	}
-	c.tail = append(c.tail, p...)
-	if over := len(c.tail) - half; over > 0 {
-		c.dropped += over
-		c.tail = append(c.tail[:0], c.tail[over:]...)
-	}
-	return n, nil
-}
-
-func (c *capped) String() string {
-	if c.dropped == 0 {
-		return c.head.String() + string(c.tail)
-	}
-	return fmt.Sprintf("%s\n[bench: %d bytes cut]\n%s", c.head.String(), c.dropped, c.tail)
 }
