@@ -269,7 +269,7 @@ func TestMeasureErrors(t *testing.T) {
 	ctx := context.Background()
 	good := []overhead.ToolSet{issuesSet()}
 	badSchema := stubTool{agent.Spec{Name: "odd", InputSchema: &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{
-		"x": {AllOf: []*jsonschema.Schema{{Type: "string"}}},
+		"x": {AllOf: []*jsonschema.Schema{{Type: "string"}, {Type: "integer"}}},
 	}}}}
 	notPulled, _ := model(t, nil, ollamatest.WithModels("other"))
 	noTools, noToolsSrv := model(t, nil, ollamatest.WithoutTools("fake"))

@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -36,10 +37,18 @@ import (
 const (
 	DefaultCallTimeout   = 30 * time.Second
 	DefaultStartTimeout  = 60 * time.Second
-	DefaultStderrLimit   = 64 << 10
-	DefaultResultLimit   = 32 << 10
-	DefaultFrameLimit    = 64 << 20
 	DefaultShutdownGrace = 2 * time.Second
+)
+
+const (
+	// stderrLimit is how many bytes of a stdio server's stderr are kept
+	// (the beginning and the end).
+	stderrLimit = 64 << 10
+	// resultLimit is how many bytes of one result the model is shown.
+	resultLimit = 32 << 10
+	// frameLimit is the largest message a stdio server may write; a longer
+	// line is dropped (and the call waiting for it times out).
+	frameLimit = 64 << 20
 )
 
 // Separator joins a server's name and its tool's name into the name the
@@ -65,14 +74,6 @@ type Options struct {
 	CallTimeout time.Duration
 	// StartTimeout bounds starting, negotiating and listing tools.
 	StartTimeout time.Duration
-	// StderrLimit is how many bytes of a stdio server's stderr are kept
-	// (the beginning and the end).
-	StderrLimit int
-	// ResultLimit is how many bytes of one result the model is shown.
-	ResultLimit int
-	// FrameLimit is the largest message a stdio server may write; a longer
-	// line is dropped (and the call waiting for it times out).
-	FrameLimit int
 	// ShutdownGrace is how long Close waits after closing stdin before
 	// SIGTERM, and after SIGTERM before SIGKILL.
 	ShutdownGrace time.Duration
@@ -81,9 +82,16 @@ type Options struct {
 	// (agent.Sandbox.Server makes one for the attempt's workspace).
 	Wrap func(argv []string) []string
 	// OtherTools are the names of the other tools the model will see (the
-	// built-ins, other servers' tools): a description that mentions one is
-	// flagged. The server's own tools are always checked.
+	// built-ins, other servers' tools as "server__tool"): a description
+	// that mentions one is flagged. The server's own tools are always
+	// checked, by their names alone or as "server__tool".
 	OtherTools []string
+	// Lenient keeps the mismatches between the declaration and the server
+	// (a classes entry or an allow-listed name the server does not offer,
+	// an allow-listed tool that cannot be offered) as Warnings instead of
+	// failing Connect with the first of them. A run wants the failure;
+	// `bench mcp inspect` wants to show them all.
+	Lenient bool
 }
 
 func (o Options) withDefaults() Options {
@@ -92,15 +100,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.StartTimeout <= 0 {
 		o.StartTimeout = DefaultStartTimeout
-	}
-	if o.StderrLimit <= 0 {
-		o.StderrLimit = DefaultStderrLimit
-	}
-	if o.ResultLimit <= 0 {
-		o.ResultLimit = DefaultResultLimit
-	}
-	if o.FrameLimit <= 0 {
-		o.FrameLimit = DefaultFrameLimit
 	}
 	if o.ShutdownGrace <= 0 {
 		o.ShutdownGrace = DefaultShutdownGrace
@@ -148,6 +147,8 @@ type ToolInfo struct {
 	Description string `json:"description,omitempty"`
 	// Class is the permission class the operator gave the tool ("" = none: denied).
 	Class agent.Class `json:"class"`
+	// ClassSource says where Class came from: one of the ClassFrom* values.
+	ClassSource string `json:"class_source"`
 	// Annotations are the server's hints, or nil.
 	Annotations *Annotations `json:"annotations,omitempty"`
 	// InputSchema is the schema as the server sent it.
@@ -160,6 +161,17 @@ type ToolInfo struct {
 	// Excluded is true when the operator's tools allow-list left it out.
 	Excluded bool `json:"excluded,omitempty"`
 }
+
+// Where a tool's class came from (ToolInfo.ClassSource).
+const (
+	// ClassFromClasses: the declaration's classes table names the tool.
+	ClassFromClasses = "classes"
+	// ClassFromDefault: the declaration's default_class.
+	ClassFromDefault = "default class"
+	// ClassFromNone: neither; the tool has no class and the policy denies
+	// every call to it.
+	ClassFromNone = "none"
+)
 
 // Skipped is a tool the server listed that is not offered because of a
 // problem with it (not because an allow-list left it out).
@@ -180,9 +192,10 @@ type Conn struct {
 	log     *capBuffer     // stderr and the harness's notes
 	raw     *rawToolSchema // tools as sent, by name
 
-	info    Info
-	catalog []ToolInfo
-	tools   []agent.Tool
+	info     Info
+	catalog  []ToolInfo
+	tools    []agent.Tool
+	warnings []string // mismatches kept by Options.Lenient
 
 	mu     sync.Mutex
 	broken string // why the connection is unusable, once it is
@@ -199,22 +212,15 @@ func Connect(ctx context.Context, srv tasks.Server, vars Vars, opts Options) (*C
 		srv:         srv,
 		opts:        opts,
 		callTimeout: opts.CallTimeout,
-		log:         newCapBuffer(opts.StderrLimit),
+		log:         newCapBuffer(stderrLimit),
 		raw:         &rawToolSchema{byName: map[string]rawTool{}},
 	}
 	if srv.CallTimeout.Duration > 0 {
 		c.callTimeout = srv.CallTimeout.Duration
 	}
 	c.info.Name = srv.Name
-	switch {
-	case srv.Name == "":
-		return nil, errors.New("mcp server: no name")
-	case strings.Contains(srv.Name, Separator):
-		return nil, fmt.Errorf("mcp server %q: the name must not contain %q", srv.Name, Separator)
-	case srv.Command == "" && srv.URL == "":
-		return nil, fmt.Errorf("mcp server %q: expected command (stdio) or url (Streamable HTTP)", srv.Name)
-	case srv.Command != "" && srv.URL != "":
-		return nil, fmt.Errorf("mcp server %q: expected command or url, not both", srv.Name)
+	if err := checkServer(srv); err != nil {
+		return nil, err
 	}
 
 	var transport sdk.Transport
@@ -268,6 +274,23 @@ func Connect(ctx context.Context, srv tasks.Server, vars Vars, opts Options) (*C
 	return c, nil
 }
 
+// checkServer checks the declaration the way a task file's is checked
+// (tasks.ValidateServers): a name that is usable as a prefix of tool
+// names, a command or a url.
+func checkServer(srv tasks.Server) error {
+	err := tasks.ValidateServers("", "server", []tasks.Server{srv})
+	var fe *tasks.FieldError
+	switch {
+	case err == nil:
+		return nil
+	case !errors.As(err, &fe):
+		return fmt.Errorf("mcp server %q: %w", srv.Name, err)
+	case strings.HasSuffix(fe.Field, ".name"):
+		return fmt.Errorf("mcp server name %s", fe.Msg)
+	}
+	return fmt.Errorf("mcp server %q: %s", srv.Name, fe.Msg)
+}
+
 func clientVersion() string {
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 		return bi.Main.Version
@@ -319,7 +342,7 @@ func (c *Conn) startStdio(vars Vars) (sdk.Transport, error) {
 			env = append(env, k+"="+v)
 		}
 	}
-	for _, k := range sortedKeys(c.srv.Env) {
+	for _, k := range slices.Sorted(maps.Keys(c.srv.Env)) {
 		env = append(env, k+"="+ex.expand("env."+k, c.srv.Env[k]))
 	}
 	if ex.err != nil {
@@ -333,7 +356,7 @@ func (c *Conn) startStdio(vars Vars) (sdk.Transport, error) {
 			c.log.note("sandbox = true, but no sandbox is available: the server runs unconfined")
 		}
 	}
-	p, err := startProcess(argv, dir, env, c.log, c.opts.FrameLimit)
+	p, err := startProcess(argv, dir, env, c.log)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", strings.Join(argv, " "), err)
 	}
@@ -347,7 +370,7 @@ func (c *Conn) httpTransport(vars Vars) (sdk.Transport, error) {
 	ex := newExpander(vars)
 	u := ex.expand("url", c.srv.URL)
 	headers := http.Header{}
-	for _, k := range sortedKeys(c.srv.Headers) {
+	for _, k := range slices.Sorted(maps.Keys(c.srv.Headers)) {
 		headers.Set(k, ex.expand("headers."+k, c.srv.Headers[k]))
 	}
 	if ex.err != nil {
@@ -407,15 +430,6 @@ func (e *expander) expand(field, s string) string {
 		s = strings.ReplaceAll(s, ph, e.vals[ph])
 	}
 	return s
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // noteWriter turns the SDK's log lines into notes in the server's log.
@@ -518,7 +532,9 @@ func (r *rawToolSchema) get(name string) (rawTool, bool) {
 	return t, ok
 }
 
-// prepare turns the listed tools into the catalog and the offered tools.
+// prepare turns the listed tools into the catalog and the offered tools,
+// and checks the declaration against them: a mismatch is the error, or,
+// with Options.Lenient, one of the warnings.
 func (c *Conn) prepare(listed []*sdk.Tool) error {
 	count := map[string]int{}
 	var names []string
@@ -544,10 +560,14 @@ func (c *Conn) prepare(listed []*sdk.Tool) error {
 			Name:        c.srv.Name + Separator + t.Name,
 			Title:       t.Title,
 			Description: t.Description,
-			Class:       agent.Class(c.srv.DefaultClass),
 		}
-		if cl, ok := c.srv.Classes[t.Name]; ok {
-			info.Class = agent.Class(cl)
+		switch cl, ok := c.srv.Classes[t.Name]; {
+		case ok:
+			info.Class, info.ClassSource = agent.Class(cl), ClassFromClasses
+		case c.srv.DefaultClass != "":
+			info.Class, info.ClassSource = agent.Class(c.srv.DefaultClass), ClassFromDefault
+		default:
+			info.ClassSource = ClassFromNone
 		}
 		if a := t.Annotations; a != nil {
 			info.Annotations = &Annotations{Title: a.Title, ReadOnlyHint: a.ReadOnlyHint, DestructiveHint: a.DestructiveHint, IdempotentHint: a.IdempotentHint, OpenWorldHint: a.OpenWorldHint}
@@ -568,7 +588,7 @@ func (c *Conn) prepare(listed []*sdk.Tool) error {
 		} else if sniffed && rt.Execution != nil && rt.Execution.TaskSupport == "required" {
 			reason = `the tool must be called as a task (execution.taskSupport is "required"), which the harness does not do`
 		}
-		schema, err := prepareSchema(raw)
+		schema, err := agent.ParseSchema(raw)
 		if err != nil && reason == "" {
 			reason = "input schema: " + err.Error()
 		}
@@ -593,22 +613,23 @@ func (c *Conn) prepare(listed []*sdk.Tool) error {
 		c.catalog = append(c.catalog, info)
 	}
 	for _, n := range c.srv.Tools {
-		switch {
-		case count[n] == 0:
-			return fmt.Errorf("tools allow-list names %q, which the server does not offer (it offers: %s)", n, listOrNone(names))
-		case !allow[n]:
-		default:
-			for _, ti := range c.catalog {
-				if ti.Tool == n && !ti.Offered {
-					return fmt.Errorf("tools allow-list names %q, which cannot be offered: %s", n, ti.Reason)
-				}
+		if count[n] == 0 {
+			c.warnings = append(c.warnings, fmt.Sprintf("tools allow-list names %q, which the server does not offer (it offers: %s)", n, listOrNone(names)))
+			continue
+		}
+		for _, ti := range c.catalog {
+			if ti.Tool == n && !ti.Offered {
+				c.warnings = append(c.warnings, fmt.Sprintf("tools allow-list names %q, which cannot be offered: %s", n, ti.Reason))
 			}
 		}
 	}
-	for _, n := range sortedKeys(c.srv.Classes) {
+	for _, n := range slices.Sorted(maps.Keys(c.srv.Classes)) {
 		if count[n] == 0 {
-			return fmt.Errorf("classes names %q, which the server does not offer (it offers: %s)", n, listOrNone(names))
+			c.warnings = append(c.warnings, fmt.Sprintf("classes names %q, which the server does not offer (it offers: %s)", n, listOrNone(names)))
 		}
+	}
+	if len(c.warnings) > 0 && !c.opts.Lenient {
+		return errors.New(c.warnings[0])
 	}
 	return nil
 }
@@ -658,6 +679,10 @@ func (c *Conn) Tools() []agent.Tool { return slices.Clone(c.tools) }
 
 // Catalog returns every tool the server listed, offered or not.
 func (c *Conn) Catalog() []ToolInfo { return slices.Clone(c.catalog) }
+
+// Warnings returns the mismatches between the declaration and the server
+// that Options.Lenient kept instead of failing Connect.
+func (c *Conn) Warnings() []string { return slices.Clone(c.warnings) }
 
 // Skipped returns the tools not offered because of a problem, with why.
 func (c *Conn) Skipped() []Skipped {

@@ -68,6 +68,18 @@ func toolNamed(t testing.TB, c *Conn, name string) agent.Tool {
 	return nil
 }
 
+// infoNamed returns the catalog entry of the tool the model sees as name.
+func infoNamed(t testing.TB, c *Conn, name string) ToolInfo {
+	t.Helper()
+	for _, ti := range c.Catalog() {
+		if ti.Name == name {
+			return ti
+		}
+	}
+	t.Fatalf("no tool %q in the catalog", name)
+	return ToolInfo{}
+}
+
 func call(t testing.TB, c *Conn, name string, args map[string]any) agent.Result {
 	t.Helper()
 	res, err := toolNamed(t, c, name).Call(context.Background(), args)
@@ -111,7 +123,7 @@ func TestIssueTrackerServer(t *testing.T) {
 		if s.Class != want || s.Origin != "mcp:issues" {
 			t.Errorf("%s: class %q origin %q, want %q mcp:issues", s.Name, s.Class, s.Origin, want)
 		}
-		ti := tool.(*Tool).Info()
+		ti := infoNamed(t, c, s.Name)
 		if ti.Annotations == nil || !ti.Annotations.ReadOnlyHint {
 			t.Errorf("%s: annotations not recorded: %+v", s.Name, ti.Annotations)
 		}
@@ -179,7 +191,7 @@ func TestRawServerFallsBackToInitialize(t *testing.T) {
 	if info.ProtocolVersion != "2025-06-18" || info.ServerName != "raw-test-server" || info.ServerVersion != "0.0.1" {
 		t.Errorf("Info = %+v", info)
 	}
-	ti := toolNamed(t, c, "raw__echo").(*Tool).Info()
+	ti := infoNamed(t, c, "raw__echo")
 	if ti.Annotations == nil || !ti.Annotations.ReadOnlyHint || ti.Annotations.DestructiveHint == nil || *ti.Annotations.DestructiveHint {
 		t.Errorf("annotations = %+v", ti.Annotations)
 	}
@@ -361,7 +373,7 @@ func TestSchemasAndSkipped(t *testing.T) {
 		t.Errorf("zodref order = %v", zod.InputSchema.PropertyOrder)
 	}
 	// The raw schema is kept as the server sent it.
-	ti := toolNamed(t, c, "raw__refs").(*Tool).Info()
+	ti := infoNamed(t, c, "raw__refs")
 	if !strings.Contains(string(ti.InputSchema), `"where":{"$ref":"#/$defs/place"}`) {
 		t.Errorf("raw schema not kept: %s", ti.InputSchema)
 	}
@@ -450,6 +462,56 @@ func TestAllowListAndClasses(t *testing.T) {
 	}
 }
 
+// TestLenientKeepsMismatches: with Options.Lenient, every mismatch between
+// the declaration and the server is a warning, in the order a strict
+// Connect would meet them, and each tool says where its class came from.
+func TestLenientKeepsMismatches(t *testing.T) {
+	srv := testServer("raw", "raw", map[string]string{"RAW_ONLY": "echo,fail,recursive"})
+	srv.Tools = []string{"echo", "nope", "recursive"}
+	srv.DefaultClass = "read"
+	srv.Classes = map[string]string{"fail": "exec", "ghost": "read", "echo": "network"}
+	if _, err := Connect(context.Background(), srv, Vars{}, Options{}); err == nil || !strings.Contains(err.Error(), `tools allow-list names "nope"`) {
+		t.Fatalf("strict Connect: %v", err)
+	}
+	c := connect(t, srv, Vars{}, Options{Lenient: true})
+	want := []string{
+		`tools allow-list names "nope", which the server does not offer (it offers: echo, fail, recursive)`,
+		`tools allow-list names "recursive", which cannot be offered: input schema: `,
+		`classes names "ghost", which the server does not offer (it offers: echo, fail, recursive)`,
+	}
+	got := c.Warnings()
+	if len(got) != len(want) {
+		t.Fatalf("Warnings = %q", got)
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("Warnings[%d] = %q, want %q...", i, got[i], want[i])
+		}
+	}
+	if names := names(c.Tools()); !slices.Equal(names, []string{"raw__echo"}) {
+		t.Errorf("tools = %v", names)
+	}
+	for _, tt := range []struct {
+		tool   string
+		class  agent.Class
+		source string
+	}{
+		{"raw__echo", "network", ClassFromClasses},
+		{"raw__fail", "exec", ClassFromClasses},
+		{"raw__recursive", "read", ClassFromDefault},
+	} {
+		if ti := infoNamed(t, c, tt.tool); ti.Class != tt.class || ti.ClassSource != tt.source {
+			t.Errorf("%s: class %q from %q, want %q from %q", tt.tool, ti.Class, ti.ClassSource, tt.class, tt.source)
+		}
+	}
+	srv.DefaultClass = ""
+	srv.Classes = nil
+	c = connect(t, srv, Vars{}, Options{Lenient: true})
+	if ti := infoNamed(t, c, "raw__echo"); ti.Class != "" || ti.ClassSource != ClassFromNone {
+		t.Errorf("no class: %q from %q", ti.Class, ti.ClassSource)
+	}
+}
+
 // fakeBuiltin is a built-in tool, for collisions.
 type fakeBuiltin struct{ name string }
 
@@ -518,6 +580,16 @@ func TestStartFailures(t *testing.T) {
 			[]string{`mcp server "web": url "ftp://example.invalid/": expected an http:// or https:// URL`}},
 		{"both", tasks.Server{Name: "x", URL: "http://127.0.0.1:1/", Command: "cat"}, Vars{},
 			[]string{"expected command or url, not both"}},
+		{"neither", tasks.Server{Name: "x"}, Vars{},
+			[]string{`mcp server "x": expected command (stdio) or url (Streamable HTTP)`}},
+		{"no name", tasks.Server{Command: "cat"}, Vars{},
+			[]string{"mcp server name missing"}},
+		{"name with the separator", tasks.Server{Name: "a__b", Command: "cat"}, Vars{},
+			[]string{`mcp server name "a__b": expected letters`}},
+		{"name with a space", tasks.Server{Name: "a b", Command: "cat"}, Vars{},
+			[]string{`mcp server name "a b": expected letters`}},
+		{"name with a slash", tasks.Server{Name: "a/b", URL: "http://127.0.0.1:1/"}, Vars{},
+			[]string{`mcp server name "a/b": expected letters`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -598,5 +670,17 @@ func TestCallAfterAttemptEnds(t *testing.T) {
 	_, err := toolNamed(t, c, "raw__hang").Call(ctx, nil)
 	if err == nil || !strings.Contains(err.Error(), "context canceled") {
 		t.Errorf("Call with the attempt's context cancelled: %v", err)
+	}
+}
+
+// A nested allOf that cannot be merged is left for agent.OllamaTool to
+// refuse, so the tool is not offered.
+func TestNestedAllOfConflict(t *testing.T) {
+	s, err := agent.ParseSchema([]byte(`{"type": "object", "properties": {"p": {"allOf": [{"type": "string"}, {"type": "integer"}]}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reason := checkSpec(agent.Spec{Name: "t", InputSchema: s}); !strings.Contains(reason, "allOf cannot be represented") {
+		t.Errorf("checkSpec = %q", reason)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/benchhq/bench/agent"
 )
 
 // A foreign tool's description (and the descriptions inside its schema) is
@@ -58,17 +60,10 @@ type pattern struct {
 	re   *regexp.Regexp
 }
 
-// patterns returns the phrase patterns, compiled afresh (no package state).
-func patterns() []pattern {
-	mk := func(kind string, exprs ...string) []pattern {
-		var out []pattern
-		for _, e := range exprs {
-			out = append(out, pattern{kind, regexp.MustCompile(`(?i)` + e)})
-		}
-		return out
-	}
-	var ps []pattern
-	ps = append(ps, mk(FlagInstructions,
+// patterns are the phrase patterns, compiled once: a compiled regexp is
+// immutable and safe for concurrent use.
+var patterns = slices.Concat(
+	compile(FlagInstructions,
 		`\b(ignore|disregard|forget|override)\b[^.\n]{0,40}\b(previous|prior|above|earlier|all|other|system|your)\b[^.\n]{0,20}\b(instructions?|prompts?|rules?|messages?|guidelines?)`,
 		`\byou (must|should always|are required to)\b`,
 		`\b(before|instead of|prior to)\b (using|calling|running|invoking) (any|other|another|all|the other)\b`,
@@ -80,21 +75,29 @@ func patterns() []pattern {
 		`</?(important|system|instructions?|secret|hidden)>`,
 		`\[/?INST\]|<\|im_start\|>|<!--`,
 		`\bnew instructions\b`,
-	)...)
-	ps = append(ps, mk(FlagSecrets,
+	),
+	compile(FlagSecrets,
 		`\b(secrets?|credentials?|passwords?|passwd|passphrases?)\b`,
 		`\bapi[ _-]?keys?\b|\baccess[ _-]?tokens?\b|\bauth(entication)?[ _-]?tokens?\b|\bbearer\b`,
 		`\bprivate[ _-]?keys?\b|\bid_(rsa|dsa|ecdsa|ed25519)\b|\.ssh\b|\.aws\b|\.netrc\b|\.npmrc\b|\.pgpass\b|\.git-credentials\b|\.env\b`,
 		`\benv(ironment)?[ _-]?var(iable)?s?\b|(?-i:\$[A-Z][A-Z0-9_]{2,}\b)|\bprocess\.env\b|\bos\.environ\b`,
 		`(?-i:\b(AWS|OPENAI|ANTHROPIC|GITHUB|GH|HF|NPM|SLACK|STRIPE)_[A-Z_]+\b)`,
-	)...)
-	ps = append(ps, mk(FlagPath,
+	),
+	compile(FlagPath,
 		`(^|[\s'"(=:])(~|\$HOME)?/(etc|home|root|usr|var|tmp|proc|Users|opt|srv|mnt)(/[\w.@-]+)+`,
 		`(^|[\s'"(=:])~/[\w.@-]+`,
 		`\b[A-Za-z]:\\[\w.\\ -]+`,
 		`(^|[\s'"(])\.\.(/[\w.@-]+)+`,
-	)...)
-	return ps
+	),
+)
+
+// compile compiles case-insensitive patterns of one kind.
+func compile(kind string, exprs ...string) []pattern {
+	out := make([]pattern, len(exprs))
+	for i, e := range exprs {
+		out[i] = pattern{kind, regexp.MustCompile(`(?i)` + e)}
+	}
+	return out
 }
 
 // FlagDescription flags suspicious content in one text. where names the
@@ -102,13 +105,15 @@ func patterns() []pattern {
 // see (a mention of one is flagged).
 func FlagDescription(where, text string, others []string) []Flag {
 	var out []Flag
-	for _, p := range patterns() {
+	for _, p := range patterns {
 		if loc := p.re.FindStringIndex(text); loc != nil {
 			out = append(out, Flag{Kind: p.kind, Where: where, Excerpt: excerpt(text, loc[0], loc[1])})
 		}
 	}
+	lower := strings.ToLower(text)
 	for _, name := range others {
-		if name != "" && mentions(text, name) {
+		// Most names do not occur at all: no pattern is built for them.
+		if name != "" && strings.Contains(lower, strings.ToLower(name)) && mentions(text, name) {
 			out = append(out, Flag{Kind: FlagToolMention, Where: where, Excerpt: name})
 		}
 	}
@@ -121,17 +126,28 @@ func FlagDescription(where, text string, others []string) []Flag {
 	return out
 }
 
-// mentions reports whether text names the tool name. A name that is a
-// plain word ("search") counts only where it reads as a tool: quoted in
-// backquotes, followed by "(", or next to "tool", "call", "use", "run",
-// "invoke".
+// mentions reports whether text names the tool name, alone or behind a
+// server's prefix ("srv__name", as the model sees a server's tools). A
+// name that is a plain word ("search") counts only where it reads as a
+// tool: quoted in backquotes, followed by "(", or next to "tool", "call",
+// "use", "run", "invoke".
 func mentions(text, name string) bool {
-	q := regexp.QuoteMeta(name)
-	expr := `(^|[^\w.-])` + q + `($|[^\w-]|\.($|\s))`
-	if regexp.MustCompile(`^[a-z]+$`).MatchString(name) {
-		expr = `(?i)` + "`" + q + "`" + `|\b` + q + `\(|\b` + q + ` tool\b|\b(tool|call|use|run|invoke|calling|using|running|invoking) ` + q + `\b`
+	q := `(?:[\w-]*` + Separator + `)?` + regexp.QuoteMeta(name)
+	expr := `(?:^|[^\w.-])` + q + `(?:$|[^\w-]|\.(?:$|\s))`
+	if plainWord(name) {
+		expr = `(?i)` + "`" + q + "`" + `|\b` + q + `\(|\b` + q + ` tool\b|\b(?:tool|call|use|run|invoke|calling|using|running|invoking) ` + q + `\b`
 	}
 	return regexp.MustCompile(expr).MatchString(text)
+}
+
+// plainWord reports whether name is lowercase letters only.
+func plainWord(name string) bool {
+	for _, r := range name {
+		if r < 'a' || r > 'z' {
+			return false
+		}
+	}
+	return name != ""
 }
 
 // excerpt returns the match with a little context, on one line.
@@ -156,29 +172,42 @@ func excerpt(text string, start, end int) string {
 	return s
 }
 
-// invisible describes the invisible characters in text: zero-width and
-// other format characters, bidi controls, Unicode tag characters (which can
-// smuggle ASCII), and control characters other than newline and tab.
-// It returns "" when there are none.
+// Invisible reports whether r is a character a reader of the text would
+// not see, or would see misleadingly: zero-width and other format
+// characters, bidi controls, the Unicode tag block (which can smuggle
+// ASCII), variation selectors, and control characters other than tab,
+// newline and carriage return. `bench mcp inspect` escapes them; a
+// description with any is flagged.
+func Invisible(r rune) bool { return invisibleKind(r) != "" }
+
+// invisibleKind names the kind of an invisible character, or "".
+func invisibleKind(r rune) string {
+	switch {
+	case r >= 0xE0000 && r <= 0xE007F:
+		return "tag characters"
+	case r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069, r == 0x200E, r == 0x200F, r == 0x061C:
+		return "bidi controls"
+	case r == 0x200B, r == 0x200C, r == 0x200D, r == 0x2060, r == 0xFEFF, r == 0x180E:
+		return "zero-width characters"
+	case unicode.Is(unicode.Cf, r):
+		return "format characters"
+	case unicode.IsControl(r) && r != '\n' && r != '\t' && r != '\r':
+		return "control characters"
+	case r >= 0xFE00 && r <= 0xFE0F, r >= 0xE0100 && r <= 0xE01EF:
+		return "variation selectors"
+	}
+	return ""
+}
+
+// invisible describes the invisible characters in text, by kind with
+// counts ("2 zero-width characters, 1 bidi controls"), or "" when there
+// are none.
 func invisible(text string) string {
 	counts := map[string]int{}
 	var order []string
 	for _, r := range text {
-		var what string
-		switch {
-		case r >= 0xE0000 && r <= 0xE007F:
-			what = "tag characters"
-		case r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069, r == 0x200E, r == 0x200F, r == 0x061C:
-			what = "bidi controls"
-		case r == 0x200B, r == 0x200C, r == 0x200D, r == 0x2060, r == 0xFEFF, r == 0x180E:
-			what = "zero-width characters"
-		case unicode.Is(unicode.Cf, r):
-			what = "format characters"
-		case unicode.IsControl(r) && r != '\n' && r != '\t' && r != '\r':
-			what = "control characters"
-		case r >= 0xFE00 && r <= 0xFE0F, r >= 0xE0100 && r <= 0xE01EF:
-			what = "variation selectors"
-		default:
+		what := invisibleKind(r)
+		if what == "" {
 			continue
 		}
 		if counts[what] == 0 {
@@ -208,7 +237,7 @@ func flagTool(description string, schema *jsonschema.Schema, others []string) []
 		if s.Title != "" {
 			out = append(out, FlagDescription(where+".title", s.Title, others)...)
 		}
-		for _, name := range propertyNames(s) {
+		for _, name := range agent.PropertyNames(s) {
 			if name != "" {
 				out = append(out, FlagDescription(where+".properties key", name, nil)...)
 			}
@@ -229,26 +258,6 @@ func flagTool(description string, schema *jsonschema.Schema, others []string) []
 	}
 	walk(schema, "inputSchema", 0)
 	return dedupeFlags(out)
-}
-
-// propertyNames returns the property names in declared order when known.
-func propertyNames(s *jsonschema.Schema) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, n := range s.PropertyOrder {
-		if _, ok := s.Properties[n]; ok && !seen[n] {
-			out = append(out, n)
-			seen[n] = true
-		}
-	}
-	var rest []string
-	for n := range s.Properties {
-		if !seen[n] {
-			rest = append(rest, n)
-		}
-	}
-	slices.Sort(rest)
-	return append(out, rest...)
 }
 
 func dedupeFlags(in []Flag) []Flag {

@@ -3,6 +3,7 @@ package mcp
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,19 +11,21 @@ import (
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"github.com/benchhq/bench/internal/procio"
 )
 
 // process is a stdio server's subprocess. It runs in its own process group,
 // so that what it starts (npx starts node) is shut down with it.
 type process struct {
 	cmd    *exec.Cmd
-	stdin  *os.File // our end of the server's stdin
-	stdout *os.File // our end of the server's stdout
+	kill   context.CancelFunc // kills the process group, unless the server has exited
+	stdin  *os.File           // our end of the server's stdin
+	stdout *os.File           // our end of the server's stdout
 	filter *stdoutFilter
 	log    *capBuffer
 
@@ -31,7 +34,7 @@ type process struct {
 }
 
 // startProcess starts argv in dir with env. Its stderr goes to log.
-func startProcess(argv []string, dir string, env []string, log *capBuffer, frameLimit int) (*process, error) {
+func startProcess(argv []string, dir string, env []string, log *capBuffer) (*process, error) {
 	if len(argv) == 0 || argv[0] == "" {
 		return nil, errors.New("empty command")
 	}
@@ -45,26 +48,30 @@ func startProcess(argv []string, dir string, env []string, log *capBuffer, frame
 		inW.Close()
 		return nil, fmt.Errorf("stdout pipe: %w", err)
 	}
-	cmd := exec.Command(argv[0], argv[1:]...)
+	// The server outlives the context it was started in (it serves the
+	// whole attempt): its own context is cancelled by stop.
+	ctx, kill := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = env
 	cmd.Stdin = inR
 	cmd.Stdout = outW
 	cmd.Stderr = log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// A grandchild that keeps stderr open must not hold Wait forever.
-	cmd.WaitDelay = 2 * time.Second
+	procio.KillGroupOnCancel(cmd, 2*time.Second)
 	err = cmd.Start()
 	// The child has its own copies now (or never started).
 	inR.Close()
 	outW.Close()
 	if err != nil {
+		kill()
 		inW.Close()
 		outR.Close()
 		return nil, err
 	}
 	p := &process{
 		cmd:    cmd,
+		kill:   kill,
 		stdin:  inW,
 		stdout: outR,
 		filter: newStdoutFilter(outR, frameLimit, log),
@@ -111,55 +118,27 @@ func (p *process) waitExit(d time.Duration) bool {
 // SIGTERM, wait, SIGKILL; then kills what is left of its process group.
 func (p *process) stop(grace time.Duration) {
 	p.stdin.Close()
-	pgid := p.cmd.Process.Pid
 	if !p.waitExit(grace) {
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		_ = procio.SignalGroup(p.cmd, syscall.SIGTERM)
 		if !p.waitExit(grace) {
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			p.kill()
 			<-p.exited
 		}
 	}
+	p.kill()
 	// Children the server left behind in its group.
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	_ = procio.SignalGroup(p.cmd, syscall.SIGKILL)
 	p.stdout.Close()
 }
 
-// capBuffer keeps the beginning and the end of what is written to it, at
-// most limit bytes in all, and counts what it had to drop.
+// capBuffer is a stdio server's stderr with the harness's notes (lines
+// starting "[bench]"): the beginning (a quarter) and the end of it.
 type capBuffer struct {
-	mu      sync.Mutex
-	headCap int
-	tailCap int
-	head    []byte
-	tail    []byte
-	total   int64
+	*procio.Buffer
 }
 
 func newCapBuffer(limit int) *capBuffer {
-	if limit < 64 {
-		limit = 64
-	}
-	return &capBuffer{headCap: limit / 4, tailCap: limit - limit/4}
-}
-
-// Write keeps p, or the parts of it that fit.
-func (b *capBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.total += int64(len(p))
-	rest := p
-	if n := b.headCap - len(b.head); n > 0 {
-		n = min(n, len(rest))
-		b.head = append(b.head, rest[:n]...)
-		rest = rest[n:]
-	}
-	if len(rest) > 0 {
-		b.tail = append(b.tail, rest...)
-		if len(b.tail) > 2*b.tailCap {
-			b.tail = append(b.tail[:0:0], b.tail[len(b.tail)-b.tailCap:]...)
-		}
-	}
-	return len(p), nil
+	return &capBuffer{procio.New(limit, limit/4)}
 }
 
 // note writes a line of the harness's own into the log.
@@ -167,19 +146,14 @@ func (b *capBuffer) note(format string, args ...any) {
 	fmt.Fprintf(b, "[bench] "+format+"\n", args...)
 }
 
-// String returns what was kept, with a line saying how much was cut.
+// String returns what was kept, with a note of the harness's saying how
+// much was cut.
 func (b *capBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	tail := b.tail
-	if len(tail) > b.tailCap {
-		tail = tail[len(tail)-b.tailCap:]
+	head, tail, cut := b.Parts()
+	if cut == 0 {
+		return head + tail
 	}
-	cut := b.total - int64(len(b.head)) - int64(len(tail))
-	if cut <= 0 {
-		return string(b.head) + string(tail)
-	}
-	return fmt.Sprintf("%s\n[bench] ... %d bytes of stderr cut ...\n%s", b.head, cut, tail)
+	return fmt.Sprintf("%s\n[bench] ... %d bytes of stderr cut ...\n%s", head, cut, tail)
 }
 
 // lastLines returns at most n of the last lines kept, for error messages.

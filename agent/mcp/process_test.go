@@ -4,6 +4,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -24,6 +25,22 @@ func TestCapBuffer(t *testing.T) {
 	small.Write([]byte("short\n"))
 	if small.String() != "short\n" {
 		t.Errorf("String = %q", small.String())
+	}
+}
+
+// TestCapBufferUTF8: a server writing multi-byte characters never gets
+// its stderr stored as broken UTF-8, whatever the cut.
+func TestCapBufferUTF8(t *testing.T) {
+	b := newCapBuffer(64)
+	for range 100 {
+		b.Write([]byte("日"))
+	}
+	s := b.String()
+	if !utf8.ValidString(s) || !strings.Contains(s, "bytes of stderr cut") {
+		t.Errorf("String = %q", s)
+	}
+	if l := b.lastLines(1, 10); !utf8.ValidString(l) {
+		t.Errorf("lastLines = %q", l)
 	}
 }
 

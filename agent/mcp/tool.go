@@ -8,9 +8,9 @@ import (
 	"io"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/benchhq/bench/agent"
+	"github.com/benchhq/bench/internal/procio"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -27,9 +27,6 @@ var _ agent.Tool = (*Tool)(nil)
 
 // Spec returns the tool as the model and the policy see it.
 func (t *Tool) Spec() agent.Spec { return t.spec }
-
-// Info returns what is known about the tool, for storage.
-func (t *Tool) Info() ToolInfo { return t.info }
 
 // Call calls the tool on the server with arguments already validated
 // against its schema. Every failure of the server is an error observation
@@ -62,7 +59,7 @@ func (t *Tool) Call(ctx context.Context, args map[string]any) (agent.Result, err
 		text, kind := t.failure(cctx, err, dropped0)
 		return agent.Result{Text: text, IsError: true, Kind: kind}, nil
 	}
-	return agent.Result{Text: formatResult(res, c.opts.ResultLimit), IsError: res.IsError}, nil
+	return agent.Result{Text: formatResult(res, resultLimit), IsError: res.IsError}, nil
 }
 
 func errorResult(format string, args ...any) agent.Result {
@@ -125,7 +122,7 @@ func localCode(code int64) bool {
 // content as is, other content summarised, structured content appended
 // when there is no text, everything cut at limit bytes with a note.
 func formatResult(res *sdk.CallToolResult, limit int) string {
-	w := &cappedText{limit: limit}
+	w := procio.New(limit, limit) // the beginning only
 	hasText := false
 	for i, c := range res.Content {
 		if i > 0 {
@@ -166,13 +163,17 @@ func formatResult(res *sdk.CallToolResult, limit int) string {
 			w.Write(b)
 		}
 	}
-	if w.total == 0 {
+	if w.Len() == 0 {
 		if res.IsError {
 			return "(the tool reported an error without saying what)"
 		}
 		return "(the tool returned no content)"
 	}
-	return w.String()
+	text, _, cut := w.Parts()
+	if cut == 0 {
+		return text
+	}
+	return fmt.Sprintf("%s\n[bench: result cut: showing the first %d of %d bytes]", text, len(text), w.Len())
 }
 
 func describeLink(l *sdk.ResourceLink) string {
@@ -201,41 +202,4 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
-}
-
-// cappedText keeps the first limit bytes written and counts the rest.
-type cappedText struct {
-	limit int
-	b     strings.Builder
-	total int
-}
-
-func (w *cappedText) Write(p []byte) (int, error) {
-	w.total += len(p)
-	if room := w.limit - w.b.Len(); room > 0 {
-		w.b.Write(p[:min(room, len(p))])
-	}
-	return len(p), nil
-}
-
-func (w *cappedText) WriteString(s string) {
-	w.total += len(s)
-	if room := w.limit - w.b.Len(); room > 0 {
-		w.b.WriteString(s[:min(room, len(s))])
-	}
-}
-
-func (w *cappedText) String() string {
-	s := w.b.String()
-	if w.total <= w.limit {
-		return s
-	}
-	// Do not end in the middle of a character.
-	for i := 0; i < utf8.UTFMax-1 && len(s) > 0; i++ {
-		if r, size := utf8.DecodeLastRuneInString(s); r != utf8.RuneError || size > 1 {
-			break
-		}
-		s = s[:len(s)-1]
-	}
-	return fmt.Sprintf("%s\n[bench: result cut: showing the first %d of %d bytes]", s, len(s), w.total)
 }

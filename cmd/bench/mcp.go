@@ -8,13 +8,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/benchhq/bench/agent"
@@ -122,25 +119,25 @@ func cmdMCPInspect(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprintf(stderr, "bench mcp inspect: %v (see 'bench mcp inspect -h')\n", err)
 		return 2
 	}
-	srv, vars, cleanup, err := inspectTarget(&f, fs.Args())
+	given := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { given[fl.Name] = true })
+	srv, vars, cleanup, err := inspectTarget(&f, given, fs.Args())
 	if err != nil {
 		fmt.Fprintf(stderr, "bench mcp inspect: %v\n", err)
 		return 2
 	}
 	defer cleanup()
 
-	// Classes are applied here, not by Connect, so that a --class naming a
-	// tool the server lacks is a warning and not a failure.
-	classes := srv.Classes
-	srv.Classes = nil
-	opts := mcp.Options{StartTimeout: f.timeout, OtherTools: builtinNames()}
+	// Lenient: a --class or an allow-listed name the server lacks is a
+	// warning to show here, not a failure as in a run.
+	opts := mcp.Options{StartTimeout: f.timeout, OtherTools: agent.BuiltinNames(), Lenient: true}
 	conn, err := mcp.Connect(ctx, srv, vars, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "bench mcp inspect: %v\n", err)
 		return 1
 	}
 	log := conn.Close()
-	report := newInspectReport(srv, classes, conn)
+	report := newInspectReport(conn)
 	if f.asJSON {
 		report.Stderr = log
 		enc := json.NewEncoder(stdout)
@@ -162,8 +159,9 @@ func cmdMCPInspect(ctx context.Context, args []string, stdout, stderr io.Writer)
 }
 
 // inspectTarget builds the server declaration and placeholder values from
-// the flags. cleanup removes any temporary workspace.
-func inspectTarget(f *inspectFlags, rest []string) (tasks.Server, mcp.Vars, func(), error) {
+// the flags; given are the names of the flags on the command line. cleanup
+// removes any temporary workspace.
+func inspectTarget(f *inspectFlags, given map[string]bool, rest []string) (tasks.Server, mcp.Vars, func(), error) {
 	nop := func() {}
 	wd, err := os.Getwd()
 	if err != nil {
@@ -176,6 +174,11 @@ func inspectTarget(f *inspectFlags, rest []string) (tasks.Server, mcp.Vars, func
 	case f.task != "":
 		if f.url != "" || len(rest) > 0 {
 			return srv, vars, nop, errors.New("--task inspects a declared server: give no --url and no command")
+		}
+		for _, name := range []string{"name", "env", "header"} {
+			if given[name] {
+				return srv, vars, nop, fmt.Errorf("--%s cannot be used with --task: the task.toml declares the server (only --server, --class and --default-class apply)", name)
+			}
 		}
 		t, err := tasks.Load(f.task)
 		if err != nil {
@@ -214,8 +217,12 @@ func inspectTarget(f *inspectFlags, rest []string) (tasks.Server, mcp.Vars, func
 	if len(f.env.m) > 0 && f.url != "" {
 		return srv, vars, nop, errors.New("--env is for a stdio server, not --url")
 	}
-	if srv.Name == "" || strings.Contains(srv.Name, mcp.Separator) || strings.ContainsAny(srv.Name, " \t/") {
-		return srv, vars, nop, fmt.Errorf("--name %q: expected letters, digits, '-' or '_' (no '__')", srv.Name)
+	if err := tasks.ValidateServers("", "--name", []tasks.Server{srv}); err != nil {
+		var fe *tasks.FieldError
+		if errors.As(err, &fe) {
+			return srv, vars, nop, fmt.Errorf("--name %s", fe.Msg)
+		}
+		return srv, vars, nop, err
 	}
 	srv.DefaultClass = f.defaultClass
 	srv.Classes = f.classes.m
@@ -257,65 +264,19 @@ func pickServer(t *tasks.Task, name string) (tasks.Server, error) {
 	return tasks.Server{}, fmt.Errorf("task %s declares no server %q (it declares: %s)", t.ID, name, strings.Join(names, ", "))
 }
 
-// builtinNames are the names of the harness's own tools, so that a
-// description mentioning one is flagged.
-func builtinNames() []string {
-	dir, err := os.MkdirTemp("", "bench-names-")
-	if err != nil {
-		return nil
-	}
-	defer os.RemoveAll(dir)
-	ws, err := agent.NewWorkspace(dir)
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, t := range agent.Builtins(ws, agent.BuiltinOptions{}) {
-		out = append(out, t.Spec().Name)
-	}
-	return out
-}
-
 // inspectReport is what `bench mcp inspect` shows.
 type inspectReport struct {
-	Info     mcp.Info          `json:"info"`
-	Tools    []inspectTool     `json:"tools"`
-	Warnings []string          `json:"warnings,omitempty"`
-	Flags    []mcp.Flag        `json:"instructions_flags,omitempty"`
-	Classes  map[string]string `json:"-"`
-	Stderr   string            `json:"stderr,omitempty"`
+	Info     mcp.Info       `json:"info"`
+	Tools    []mcp.ToolInfo `json:"tools"`
+	Warnings []string       `json:"warnings,omitempty"`
+	Flags    []mcp.Flag     `json:"instructions_flags,omitempty"`
+	Stderr   string         `json:"stderr,omitempty"`
 }
 
-type inspectTool struct {
-	mcp.ToolInfo
-	ClassSource string `json:"class_source"`
-}
-
-func newInspectReport(srv tasks.Server, classes map[string]string, conn *mcp.Conn) *inspectReport {
-	r := &inspectReport{Info: conn.Info()}
-	listed := map[string]bool{}
-	for _, ti := range conn.Catalog() {
-		listed[ti.Tool] = true
-		it := inspectTool{ToolInfo: ti}
-		switch cl, ok := classes[ti.Tool]; {
-		case ok:
-			it.Class, it.ClassSource = agent.Class(cl), "classes"
-		case srv.DefaultClass != "":
-			it.Class, it.ClassSource = agent.Class(srv.DefaultClass), "default class"
-		default:
-			it.Class, it.ClassSource = "", "none"
-		}
-		r.Tools = append(r.Tools, it)
-	}
-	for _, name := range slices.Sorted(maps.Keys(classes)) {
-		if !listed[name] {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("a class is given to %q, which the server does not offer (a run would refuse this)", name))
-		}
-	}
-	for _, name := range srv.Tools {
-		if !listed[name] {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("the tools allow-list names %q, which the server does not offer (a run would refuse this)", name))
-		}
+func newInspectReport(conn *mcp.Conn) *inspectReport {
+	r := &inspectReport{Info: conn.Info(), Tools: conn.Catalog()}
+	for _, w := range conn.Warnings() {
+		r.Warnings = append(r.Warnings, w+" (a run would refuse this)")
 	}
 	if r.Info.Instructions != "" {
 		r.Flags = mcp.FlagDescription("instructions", r.Info.Instructions, nil)
@@ -360,7 +321,7 @@ func (r *inspectReport) write(w io.Writer) {
 			fmt.Fprintf(w, "  why          %s\n", t.Reason)
 		}
 		switch t.ClassSource {
-		case "none":
+		case mcp.ClassFromNone:
 			fmt.Fprintf(w, "  class        (none: the policy denies every call)\n")
 		default:
 			fmt.Fprintf(w, "  class        %s (from %s)\n", t.Class, t.ClassSource)
@@ -428,18 +389,15 @@ func indentText(s, prefix string) string {
 }
 
 // visible escapes, as <U+XXXX>, the characters of untrusted text that a
-// terminal would not show or would show misleadingly: control and format
-// characters (zero-width, bidi, tags) and variation selectors.
+// terminal would not show or would show misleadingly (mcp.Invisible, and a
+// carriage return, which moves the cursor), and bytes that are not UTF-8.
 func visible(s string) string {
 	var b strings.Builder
 	for i, r := range s {
 		switch {
 		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD"):
 			fmt.Fprintf(&b, "<byte %#x>", s[i])
-		case r == '\t':
-			b.WriteRune(r)
-		case unicode.IsControl(r), unicode.Is(unicode.Cf, r),
-			r >= 0xFE00 && r <= 0xFE0F, r >= 0xE0100 && r <= 0xE01EF:
+		case r == '\r', mcp.Invisible(r):
 			fmt.Fprintf(&b, "<U+%04X>", r)
 		default:
 			b.WriteRune(r)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -64,6 +65,9 @@ func issuesFile(t *testing.T) string {
 	return path
 }
 
+// exampleTask is a task that declares the issue tracker.
+var exampleTask = filepath.Join("..", "..", "tasks", "suites", "examples", "mcp-parser-issue")
+
 func runMCP(args ...string) (int, string, string) {
 	var out, errb bytes.Buffer
 	code := cmdMCP(context.Background(), args, &out, &errb)
@@ -83,6 +87,12 @@ func TestMCPUsageErrors(t *testing.T) {
 		{[]string{"inspect", "--header", "A=b", "--", "x"}, "--header needs --url"},
 		{[]string{"inspect", "--class", "nope", "--", "x"}, "expected KEY=VALUE"},
 		{[]string{"inspect", "--name", "a__b", "--", "x"}, `--name "a__b"`},
+		{[]string{"inspect", "--name", "a b", "--", "x"}, `--name "a b"`},
+		{[]string{"inspect", "--name", "a/b", "--url", "http://127.0.0.1:1/"}, `--name "a/b"`},
+		{[]string{"inspect", "--task", exampleTask, "--env", "FOO=1"}, "--env cannot be used with --task"},
+		{[]string{"inspect", "--task", exampleTask, "--header", "A=b"}, "--header cannot be used with --task"},
+		{[]string{"inspect", "--task", exampleTask, "--name", "zzz"}, "--name cannot be used with --task"},
+		{[]string{"inspect", "--task", exampleTask, "--name", "server"}, "--name cannot be used with --task"},
 		{[]string{"inspect", "--task", "/nonexistent/task"}, "no task.toml"},
 		{[]string{"serve"}, "expected a server name: issues"},
 		{[]string{"serve", "issues"}, "expected --file PATH"},
@@ -116,7 +126,7 @@ func TestMCPInspectStdio(t *testing.T) {
 		"annotations  readOnlyHint=true destructiveHint=unset idempotentHint=true openWorldHint=false (recorded, never trusted)",
 		"- tool-mention in inputSchema.properties.id.description: list_issues",
 		`"enum": [`,
-		`a class is given to "nope", which the server does not offer`,
+		`classes names "nope", which the server does not offer (it offers: get_issue, list_issues, search_issues) (a run would refuse this)`,
 	} {
 		if !strings.Contains(out, w) {
 			t.Errorf("inspect output lacks %q:\n%s", w, out)
@@ -190,6 +200,55 @@ func TestMCPInspectTask(t *testing.T) {
 			if !strings.Contains(out.String(), w) {
 				t.Errorf("%s: inspect lacks %q:\n%s", task, w, out.String())
 			}
+		}
+	}
+}
+
+// TestMCPInspectTaskWarnings inspects a declaration that does not match
+// the server: inspect shows every mismatch as a warning (a run fails at
+// the first) and the tools as they would be.
+func TestMCPInspectTaskWarnings(t *testing.T) {
+	bin := benchBinary(t)
+	dir := t.TempDir()
+	for _, sub := range []string{"workspace", "tests", "data"} {
+		if err := os.Mkdir(filepath.Join(dir, sub), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "data", "issues.json"), []byte(mcpTestIssues), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	toml := fmt.Sprintf(`format = 1
+instruction = "Fix it."
+
+[tests]
+command = "true"
+
+[[servers]]
+name = "issues"
+command = %q
+args = ["mcp", "serve", "issues", "--file", "{data}/issues.json"]
+tools = ["get_issue", "nope"]
+default_class = "read"
+classes = { ghost = "exec", get_issue = "network" }
+`, bin)
+	if err := os.WriteFile(filepath.Join(dir, "task.toml"), []byte(toml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, stderr := runMCP("inspect", "--task", dir)
+	if code != 0 {
+		t.Fatalf("status %d: %s", code, stderr)
+	}
+	for _, w := range []string{
+		"tools       3 listed: 1 offered, 2 left out by the allow-list\n",
+		"\nissues__get_issue\n  class        network (from classes)\n",
+		"\nissues__list_issues  [NOT OFFERED]\n  why          not in the server's tools allow-list\n  class        read (from default class)\n",
+		"\nwarnings:\n",
+		`  tools allow-list names "nope", which the server does not offer (it offers: get_issue, list_issues, search_issues) (a run would refuse this)`,
+		`  classes names "ghost", which the server does not offer`,
+	} {
+		if !strings.Contains(out, w) {
+			t.Errorf("inspect output lacks %q:\n%s", w, out)
 		}
 	}
 }

@@ -224,7 +224,7 @@ func overheadArms(f *overheadFlags, rf *runner.RunFile) ([]runner.Arm, error) {
 		}
 		arms[0].Tools = splitList(f.tools)
 	}
-	known := builtinToolNames()
+	known := agent.BuiltinNames()
 	for _, a := range arms {
 		for _, srv := range a.Servers {
 			if ph := taskPlaceholder(srv); ph != "" && f.task == "" {
@@ -258,16 +258,6 @@ func taskPlaceholder(srv tasks.Server) string {
 		}
 	}
 	return ""
-}
-
-// builtinToolNames lists the built-in tools in the order they are offered.
-func builtinToolNames() []string {
-	var names []string
-	// A tool's Spec needs no workspace; only its Call does.
-	for _, t := range agent.Builtins(nil, agent.BuiltinOptions{}) {
-		names = append(names, t.Spec().Name)
-	}
-	return names
 }
 
 // measureArm measures an arm's tool sets, as a run does at its start

@@ -98,9 +98,6 @@ func Parse(data []byte) (*Tracker, error) {
 	return &Tracker{issues: issues}, nil
 }
 
-// Issues returns every issue, sorted by id.
-func (t *Tracker) Issues() []Issue { return slices.Clone(t.issues) }
-
 // Get returns the issue with the given id.
 func (t *Tracker) Get(id int) (Issue, bool) {
 	for _, is := range t.issues {
