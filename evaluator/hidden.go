@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"syscall"
 	"time"
 
 	"github.com/benchhq/bench/internal/procio"
@@ -57,7 +58,13 @@ type Wrap func(dir string, argv []string) []string
 // workspace), not the operator's.
 func RunHiddenTests(ctx context.Context, t *tasks.Task, workspace string, wrap Wrap) (*TestResult, error) {
 	if err := t.CopyTests(workspace); err != nil {
-		return nil, err
+		if !agentsDoing(err) {
+			return nil, err
+		}
+		// What the agent left in the workspace (a read-only folder, an
+		// immutable file) keeps the tests out: the attempt failed them.
+		return &TestResult{Command: t.Tests.Command, ExitCode: -1,
+			Output: fmt.Sprintf("[bench: the hidden tests could not be placed in the workspace: %v]", err)}, nil
 	}
 	if wrap == nil {
 		return RunCommand(ctx, t.Tests.Command, workspace, t.Tests.TimeoutOr())
@@ -65,6 +72,19 @@ func RunHiddenTests(ctx context.Context, t *tasks.Task, workspace string, wrap W
 	env := []string{"PATH=" + envOr("PATH", "/usr/local/bin:/usr/bin:/bin"), "LANG=" + envOr("LANG", "C.UTF-8"),
 		"HOME=" + workspace, "BENCH_WORKSPACE=" + workspace}
 	return run(ctx, wrap(workspace, []string{"/bin/sh", "-c", t.Tests.Command}), t.Tests.Command, workspace, t.Tests.TimeoutOr(), env)
+}
+
+// agentsDoing reports whether a failure to place the hidden tests comes
+// from the state the agent left the workspace in (permissions, a file of
+// the wrong kind) rather than from the machine (a full or failing disk),
+// which is an infrastructure failure and must not be scored.
+func agentsDoing(err error) bool {
+	for _, e := range []error{syscall.EACCES, syscall.EPERM, syscall.ENOTDIR, syscall.EISDIR, syscall.EEXIST, syscall.ENOTEMPTY, syscall.ELOOP, syscall.ENAMETOOLONG} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 func envOr(key, def string) string {
