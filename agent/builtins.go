@@ -1,6 +1,10 @@
 package agent
 
-import "time"
+import (
+	"context"
+	"os/exec"
+	"time"
+)
 
 // BuiltinOptions sets up the built-in tools. The zero value gives the
 // defaults.
@@ -15,14 +19,21 @@ type BuiltinOptions struct {
 	// and the end are kept. Default: 16 KiB.
 	OutputCap int
 	// Env names variables of the operator's environment passed on to
-	// commands, beyond PATH and LANG. HOME is always the workspace; nothing
-	// else is passed.
+	// commands, beyond PATH and LANG; nothing else is passed.
 	Env []string
-	// Wrap, when set, turns the argv of every command (/bin/sh -c ...) into
-	// the argv actually run, for example a sandbox launcher in front of it.
-	// dir is the workspace root, the command's working folder.
-	Wrap func(dir string, argv []string) []string
+	// Launch makes the process of every command (/bin/sh -c ...): the
+	// attempt's sandbox, which also sets HOME. Nil runs commands as they
+	// are, with HOME set to the workspace (tests only: it isolates
+	// nothing).
+	Launch Launcher
 }
+
+// Launcher makes the process that runs argv in dir with env as its
+// environment, confined as its maker sees fit: a sandbox puts its launcher
+// in front, picks the user and the namespaces, and sets HOME. Waiting for
+// the command it returns must return only once every process the command
+// started is gone.
+type Launcher func(ctx context.Context, dir string, argv, env []string) (*exec.Cmd, error)
 
 // The defaults of BuiltinOptions.
 const (
@@ -69,7 +80,7 @@ func Builtins(ws *Workspace, opts BuiltinOptions) []Tool {
 			maxTimeout: opts.MaxTimeout,
 			outputCap:  opts.OutputCap,
 			envNames:   append([]string(nil), opts.Env...),
-			wrap:       opts.Wrap,
+			launch:     opts.Launch,
 		},
 	}
 }

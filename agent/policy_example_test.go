@@ -3,7 +3,6 @@ package agent_test
 import (
 	"context"
 	"fmt"
-	"log"
 
 	"github.com/BurntSushi/toml"
 
@@ -62,27 +61,4 @@ func ExampleProfilePolicy() {
 	fmt.Println(v.Decision, "by rule", v.Rule, "answered by", v.Approver)
 	// Output:
 	// allow by rule class exec answered by allow
-}
-
-// Setting up an attempt's command tool under the sandbox, or in the
-// confined mode with a warning when there is none. (Not run: it needs
-// bubblewrap.)
-func ExampleDetectSandbox() {
-	ctx := context.Background()
-	sb, err := agent.DetectSandbox(ctx)
-	if err != nil {
-		log.Printf("warning: %v; commands run in the confined mode only, without isolation", err)
-		sb = nil // a nil sandbox wraps nothing
-	}
-	ws, err := agent.NewWorkspace("/tmp/bench-attempt-1/workspace")
-	if err != nil {
-		log.Fatal(err)
-	}
-	prof := agent.BuiltinProfiles()[agent.ProfileStandard]
-	conf := agent.SandboxConfig{Procs: 128}.Confinement(prof.Network())
-	tools := agent.Builtins(ws, agent.BuiltinOptions{Wrap: sb.Command(conf)})
-	policy := &agent.ProfilePolicy{Profile: prof, Workspace: ws}
-	_, _ = tools, policy
-	// A stdio MCP server declared with sandbox = true gets
-	// mcp.Options{Wrap: sb.Server(ws.Root(), conf)}.
 }

@@ -233,9 +233,6 @@ func TestConfigErrorsAreFieldErrors(t *testing.T) {
 			_, err := profilesFrom(t, "[profiles.x]\nextends = \"nope\"")
 			return err
 		}, "profiles.x.extends"},
-		{"sandbox mode", func() error { return agent.SandboxConfig{Mode: "maybe"}.Validate("run.toml") }, "sandbox.mode"},
-		{"sandbox limit", func() error { return agent.SandboxConfig{Procs: -1}.Validate("run.toml") }, "sandbox.procs"},
-		{"sandbox path", func() error { return agent.SandboxConfig{ReadOnly: []string{"rel"}}.Validate("run.toml") }, "sandbox.read_only[0]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

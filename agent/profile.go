@@ -210,7 +210,7 @@ func deniedWrite(globs []string, ws *Workspace, p string) (glob, shown string) {
 	}
 	for _, g := range globs {
 		for _, c := range cands {
-			if matchGlob(g, c) {
+			if tasks.MatchGlob(g, c) {
 				return g, c
 			}
 		}
@@ -237,51 +237,6 @@ func cleanRel(p string, ws *Workspace) string {
 		return ""
 	}
 	return p
-}
-
-// matchGlob reports whether a slash-separated relative path, or one of the
-// folders above it, matches the glob.
-func matchGlob(glob, name string) bool {
-	glob = strings.TrimSuffix(glob, "/")
-	segs := strings.Split(name, "/")
-	if !strings.Contains(glob, "/") {
-		for _, s := range segs {
-			if ok, _ := path.Match(glob, s); ok {
-				return true
-			}
-		}
-		return false
-	}
-	pat := strings.Split(strings.TrimPrefix(glob, "/"), "/")
-	for i := 1; i <= len(segs); i++ {
-		if matchSegs(pat, segs[:i]) {
-			return true
-		}
-	}
-	return false
-}
-
-// matchSegs matches path segments against glob segments, where "**"
-// stands for any number of segments.
-func matchSegs(pat, segs []string) bool {
-	for len(pat) > 0 {
-		if pat[0] == "**" {
-			for k := 0; k <= len(segs); k++ {
-				if matchSegs(pat[1:], segs[k:]) {
-					return true
-				}
-			}
-			return false
-		}
-		if len(segs) == 0 {
-			return false
-		}
-		if ok, _ := path.Match(pat[0], segs[0]); !ok {
-			return false
-		}
-		pat, segs = pat[1:], segs[1:]
-	}
-	return len(segs) == 0
 }
 
 // Profiles are permission profiles by name.
@@ -459,7 +414,7 @@ func parseProfile(file, field string, tbl map[string]any) (*profileDraft, error)
 		case keyDenyWrite:
 			d.denyWrite, err = stringList(file, f, val)
 			for i, g := range d.denyWrite {
-				if msg := checkGlob(g); msg != "" {
+				if msg := tasks.CheckGlob(g); msg != "" {
 					return nil, fieldErr(file, fmt.Sprintf("%s[%d]", f, i), "%s", msg)
 				}
 			}
@@ -477,25 +432,6 @@ func parseProfile(file, field string, tbl map[string]any) (*profileDraft, error)
 		}
 	}
 	return d, nil
-}
-
-// checkGlob says what is wrong with a deny_write glob, or "".
-func checkGlob(g string) string {
-	if strings.TrimSpace(g) == "" {
-		return "empty glob"
-	}
-	for _, s := range strings.Split(strings.Trim(g, "/"), "/") {
-		if s == ".." || s == "." {
-			return fmt.Sprintf("%q: a glob is relative to the workspace root and may not hold . or .. segments", g)
-		}
-		if s == "**" {
-			continue
-		}
-		if _, err := path.Match(s, ""); err != nil {
-			return fmt.Sprintf("%q is not a valid glob: %v", g, err)
-		}
-	}
-	return ""
 }
 
 func decisionValue(file, field string, v any) (Decision, error) {

@@ -30,14 +30,14 @@ type runCommandTool struct {
 	maxTimeout time.Duration
 	outputCap  int
 	envNames   []string
-	wrap       func(dir string, argv []string) []string
+	launch     Launcher
 }
 
 func (t runCommandTool) Spec() Spec {
 	maxSecs := int(t.maxTimeout / time.Second)
 	return Spec{
 		Name: "run_command",
-		Description: fmt.Sprintf("Run a shell command with /bin/sh -c in the workspace folder, which is also HOME. "+
+		Description: fmt.Sprintf("Run a shell command with /bin/sh -c in the workspace folder; HOME is a folder of your own outside it. "+
 			"stdin is empty; stdout and stderr come back together, cut to %s (the start and the end are kept). "+
 			"The result starts with the exit status. The command is killed after timeout_seconds (default %d, at most %d); "+
 			"processes it leaves in the background are killed when it ends.",
@@ -53,10 +53,10 @@ func (t runCommandTool) Spec() Spec {
 }
 
 // environ is the environment of a command: the allowed names the operator
-// has set, and HOME set to the workspace. Nothing else of the operator's
+// has set (the launcher sets HOME). Nothing else of the operator's
 // environment (tokens, keys) reaches the command.
 func (t runCommandTool) environ() []string {
-	env := []string{"HOME=" + t.ws.Root()}
+	var env []string
 	seen := map[string]bool{"HOME": true}
 	for _, name := range append([]string{"PATH", "LANG"}, t.envNames...) {
 		if seen[name] || name == "" || strings.ContainsAny(name, "=\x00") {
@@ -96,20 +96,25 @@ func (t runCommandTool) Call(ctx context.Context, args map[string]any) (Result, 
 	}
 
 	argv := []string{"/bin/sh", "-c", command}
-	if t.wrap != nil {
-		argv = t.wrap(t.ws.Root(), argv)
-		if len(argv) == 0 {
-			return Result{}, errors.New("run command: the command wrapper returned no argv")
-		}
-	}
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(runCtx, argv[0], argv[1:]...)
-	cmd.Dir = t.ws.Root()
-	cmd.Env = t.environ()
+	var cmd *exec.Cmd
+	if t.launch != nil {
+		if cmd, err = t.launch(runCtx, t.ws.Root(), argv, t.environ()); err != nil {
+			// Not the model's doing: the sandbox cannot be made.
+			return Result{}, fmt.Errorf("run command: %w", err)
+		}
+	} else {
+		cmd = exec.CommandContext(runCtx, argv[0], argv[1:]...)
+		cmd.Dir = t.ws.Root()
+		cmd.Env = append(t.environ(), "HOME="+t.ws.Root())
+	}
 	// stdin stays nil: /dev/null. At the timeout, the whole process group
-	// dies: the shell and everything it started.
-	procio.KillGroupOnCancel(cmd, 2*drainDelay)
+	// dies: the shell and everything it started (a launcher's command is
+	// killed its own way).
+	if t.launch == nil {
+		procio.KillGroupOnCancel(cmd, 2*drainDelay)
+	}
 
 	// The output pipe is ours, not exec's: Wait returns when the shell
 	// exits, whoever still holds the pipe, and the reader keeps a bounded

@@ -180,12 +180,15 @@ func TestRunCommandCanceled(t *testing.T) {
 	}
 }
 
-func TestRunCommandWrap(t *testing.T) {
+func TestRunCommandLaunch(t *testing.T) {
 	fx := newFixture(t)
 	var gotDir string
-	opts := BuiltinOptions{Wrap: func(dir string, argv []string) []string {
-		gotDir = dir
-		return append([]string{"/usr/bin/env", "WRAPPED=yes"}, argv...)
+	var gotEnv []string
+	opts := BuiltinOptions{Launch: func(ctx context.Context, dir string, argv, env []string) (*exec.Cmd, error) {
+		gotDir, gotEnv = dir, env
+		cmd := exec.CommandContext(ctx, "/usr/bin/env", append([]string{"WRAPPED=yes"}, argv...)...)
+		cmd.Dir, cmd.Env = dir, env
+		return cmd, nil
 	}}
 	reg := testRegistry(t, fx, opts)
 	res := callTool(t, reg, "run_command", map[string]any{"command": "echo $WRAPPED"})
@@ -193,11 +196,25 @@ func TestRunCommandWrap(t *testing.T) {
 		t.Errorf("result: %q", res.Text)
 	}
 	if gotDir != fx.ws.Root() {
-		t.Errorf("Wrap got dir %q, want %q", gotDir, fx.ws.Root())
+		t.Errorf("Launch got dir %q, want %q", gotDir, fx.ws.Root())
+	}
+	for _, kv := range gotEnv {
+		if strings.HasPrefix(kv, "HOME=") {
+			t.Errorf("the launcher was given %s: HOME is the launcher's to set", kv)
+		}
 	}
 
-	// A wrapper that cannot start is the operator's failure, not the model's.
-	tool := Builtins(fx.ws, BuiltinOptions{Wrap: func(string, []string) []string { return []string{"/no/such/launcher"} }})[5]
+	// A launcher that fails is the operator's failure, not the model's.
+	tool := Builtins(fx.ws, BuiltinOptions{Launch: func(context.Context, string, []string, []string) (*exec.Cmd, error) {
+		return nil, errors.New("no sandbox here")
+	}})[5]
+	if _, err := tool.Call(context.Background(), map[string]any{"command": "true"}); err == nil || !strings.Contains(err.Error(), "no sandbox here") {
+		t.Errorf("Call with a failing launcher: error %v", err)
+	}
+	// So is one that cannot start.
+	tool = Builtins(fx.ws, BuiltinOptions{Launch: func(ctx context.Context, dir string, argv, env []string) (*exec.Cmd, error) {
+		return exec.CommandContext(ctx, "/no/such/launcher"), nil
+	}})[5]
 	if _, err := tool.Call(context.Background(), map[string]any{"command": "true"}); err == nil || !strings.Contains(err.Error(), "/no/such/launcher") {
 		t.Errorf("Call with a missing launcher: error %v", err)
 	}

@@ -1,4 +1,4 @@
-package agent_test
+package sandbox_test
 
 import (
 	"context"
@@ -12,13 +12,14 @@ import (
 	"time"
 
 	"github.com/benchhq/bench/agent"
+	"github.com/benchhq/bench/sandbox"
 )
 
-// testSandbox returns the sandbox of this machine, or skips the test when
-// there is none, unless BENCH_REQUIRE_BWRAP=1 asks for a failure.
-func testSandbox(t *testing.T) *agent.Sandbox {
+// testSandbox returns the bubblewrap sandbox of this machine, or skips the
+// test when there is none, unless BENCH_REQUIRE_BWRAP=1 asks for a failure.
+func testSandbox(t *testing.T) *sandbox.Sandbox {
 	t.Helper()
-	sb, err := agent.DetectSandbox(context.Background())
+	sb, err := sandbox.New(context.Background(), sandbox.Required)
 	if err != nil {
 		if os.Getenv("BENCH_REQUIRE_BWRAP") == "1" {
 			t.Fatalf("BENCH_REQUIRE_BWRAP=1 but %v", err)
@@ -29,11 +30,30 @@ func testSandbox(t *testing.T) *agent.Sandbox {
 	return sb
 }
 
-// runIn runs a command with the real run_command tool under a wrap.
-func runIn(t *testing.T, ws *agent.Workspace, wrap func(string, []string) []string, command string, timeout int) agent.Result {
+// offSandbox returns the sandbox of the Off mode.
+func offSandbox(t *testing.T) *sandbox.Sandbox {
+	t.Helper()
+	sb, err := sandbox.New(context.Background(), sandbox.Off)
+	if err != nil {
+		t.Skipf("no process namespaces here: %v", err)
+	}
+	return sb
+}
+
+// launcher is what the runner gives run_command: spec, in the command's folder.
+func launcher(sb *sandbox.Sandbox, spec sandbox.Spec) agent.Launcher {
+	return func(ctx context.Context, dir string, argv, env []string) (*exec.Cmd, error) {
+		s := spec
+		s.Dir = dir
+		return sb.Command(ctx, s, argv, env)
+	}
+}
+
+// runIn runs a command with the real run_command tool under a launcher.
+func runIn(t *testing.T, ws *agent.Workspace, launch agent.Launcher, command string, timeout int) agent.Result {
 	t.Helper()
 	var tool agent.Tool
-	for _, tl := range agent.Builtins(ws, agent.BuiltinOptions{Wrap: wrap, OutputCap: 4096}) {
+	for _, tl := range agent.Builtins(ws, agent.BuiltinOptions{Launch: launch, OutputCap: 4096}) {
 		if tl.Spec().Name == "run_command" {
 			tool = tl
 		}
@@ -62,20 +82,13 @@ func leftovers(marker string) []string {
 	return out
 }
 
-// waitGone waits until no process holds marker, or fails after a generous
-// deadline (the kernel kills a pid namespace asynchronously).
+// waitGone fails when a process holds marker: run_command returns only
+// once the kernel has ended the command's namespace, timeouts included, so
+// there is nothing to wait for.
 func waitGone(t *testing.T, marker string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		left := leftovers(marker)
-		if len(left) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d processes outlived the command, e.g. %s", len(left), left[0])
-		}
-		time.Sleep(50 * time.Millisecond)
+	if left := leftovers(marker); len(left) > 0 {
+		t.Fatalf("%d processes outlived the command, e.g. %s", len(left), left[0])
 	}
 }
 
@@ -110,8 +123,12 @@ func TestSandboxEscapesFail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	limits := agent.Limits{Procs: 64, Memory: 1 << 30, FileSize: 1 << 20, Tmp: 8 << 20}
-	wrap := sb.Command(agent.Confinement{Limits: limits})
+	limits := sandbox.Limits{Procs: 64, Memory: 1 << 30, FileSize: 1 << 20, Tmp: 8 << 20}
+	homeDir := filepath.Join(attempt, "home")
+	if err := os.Mkdir(homeDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	wrap := launcher(sb, sandbox.Spec{Limits: limits, Home: homeDir, User: sb.NewUser()})
 
 	t.Run("the workspace is usable", func(t *testing.T) {
 		res := runIn(t, ws, wrap, "echo made > made.txt && cat main.py && mkdir -p sub && cd / && cd "+wsDir+" && echo tmp > /tmp/x && cat /tmp/x", 30)
@@ -247,7 +264,7 @@ func TestSandboxEscapesFail(t *testing.T) {
 	})
 
 	t.Run("network with the network class", func(t *testing.T) {
-		netWrap := sb.Command(agent.Confinement{Network: true, Limits: limits})
+		netWrap := launcher(sb, sandbox.Spec{Network: true, Limits: limits, Home: homeDir})
 		res := runIn(t, ws, netWrap, connect, 30)
 		if !strings.Contains(res.Text, "CONNECTED") {
 			t.Fatalf("the network class is allowed but the sandbox did not connect:\n%s", res.Text)
@@ -256,26 +273,16 @@ func TestSandboxEscapesFail(t *testing.T) {
 	})
 }
 
-func TestNilSandboxWrapsNothing(t *testing.T) {
-	var sb *agent.Sandbox
-	if sb.Command(agent.Confinement{}) != nil || sb.Server("/tmp", agent.Confinement{}) != nil {
-		t.Fatal("a nil sandbox returned a wrap function")
-	}
-	if !strings.Contains(sb.String(), "no sandbox") {
-		t.Errorf("String() = %q", sb.String())
-	}
-}
-
 func firstLine(s string) string {
 	l, _, _ := strings.Cut(s, "\n")
 	return l
 }
 
-func TestDetectSandboxWithoutBwrap(t *testing.T) {
-	t.Setenv("PATH", t.TempDir())
-	sb, err := agent.DetectSandbox(context.Background())
-	if sb != nil || err == nil || !strings.Contains(err.Error(), "bubblewrap is not installed") {
-		t.Fatalf("DetectSandbox with no bwrap in PATH = %v, %v", sb, err)
+func TestNewWithoutBwrap(t *testing.T) {
+	t.Setenv("PATH", "/nonexistent")
+	sb, err := sandbox.New(context.Background(), sandbox.Required)
+	if sb != nil || err == nil || !strings.Contains(err.Error(), "bubblewrap is not installed") || !strings.Contains(err.Error(), "apt-get install bubblewrap") || !strings.Contains(err.Error(), "--sandbox off") {
+		t.Fatalf("New with no bwrap in PATH = %v, %v; want an error that says how to install it", sb, err)
 	}
 }
 
@@ -294,7 +301,10 @@ func TestSandboxedServer(t *testing.T) {
 	}
 	// What the MCP adapter does with a stdio server: wrap its argv, run it
 	// in the workspace.
-	argv := sb.Server(wsDir, agent.Confinement{})([]string{"/bin/sh", "-c", "pwd; cat ../tests/t.py; cat - > got.txt"})
+	argv, err := sb.Wrap(sandbox.Spec{Dir: wsDir}, []string{"/bin/sh", "-c", "pwd; cat ../tests/t.py; cat - > got.txt"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = wsDir
 	cmd.Stdin = strings.NewReader("hello server")

@@ -1,0 +1,260 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// probeTimeout bounds the trial run of New.
+const probeTimeout = 30 * time.Second
+
+// New returns the sandbox of a mode: with Required (or "" or Auto) it
+// finds bubblewrap (bwrap) and the util-linux tools it is used with
+// (prlimit, and setpriv when bench runs as root) and checks with a trial
+// run that a sandbox can be made here; the error says what is missing or
+// what failed (bwrap's own message, for example when user namespaces are
+// disabled) and how to install it. With Off it checks that commands can
+// at least get a process namespace of their own.
+func New(ctx context.Context, mode string) (*Sandbox, error) {
+	if err := ValidateMode(mode); err != nil {
+		return nil, fmt.Errorf("sandbox mode: %w", err)
+	}
+	s := &Sandbox{root: os.Geteuid() == 0}
+	if mode != Off {
+		bwrap, err := exec.LookPath("bwrap")
+		if err != nil {
+			return nil, errors.New("sandbox: bubblewrap is not installed (no bwrap in PATH): " + installHint())
+		}
+		out, err := exec.CommandContext(ctx, bwrap, "--version").Output()
+		if err != nil {
+			return nil, fmt.Errorf("sandbox: %s --version: %w", bwrap, err)
+		}
+		s.bwrap = bwrap
+		s.version = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(string(out)), "bubblewrap"))
+	}
+	var err error
+	if s.prlimit, err = findSystemTool("prlimit"); err != nil {
+		return nil, err
+	}
+	if s.root {
+		if s.setpriv, err = findSystemTool("setpriv"); err != nil {
+			return nil, err
+		}
+		if out, _ := exec.CommandContext(ctx, s.setpriv, "--help").Output(); !strings.Contains(string(out), "--pdeathsig") {
+			return nil, fmt.Errorf("sandbox: %s has no --pdeathsig (util-linux 2.33 or newer has it): the sandbox's processes would outlive it", s.setpriv)
+		}
+	}
+	if err := s.probe(ctx); err != nil {
+		if s.Isolated() {
+			return nil, fmt.Errorf("%w; %s", err, installHint())
+		}
+		return nil, fmt.Errorf("%w: bench needs root or user namespaces to keep a command's processes from outliving it", err)
+	}
+	return s, nil
+}
+
+// findSystemTool finds a util-linux tool that runs inside the sandbox, so
+// must be in the system folders it shows.
+func findSystemTool(name string) (string, error) {
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("sandbox: %s (from util-linux) is not installed; the sandbox needs it for its limits", name)
+	}
+	if p, err = filepath.Abs(p); err != nil || !underSystem(p) {
+		return "", fmt.Errorf("sandbox: %s is at %s, outside the system folders the sandbox shows (%s)", name, p, strings.Join(systemPaths, " "))
+	}
+	return p, nil
+}
+
+// probe makes a sandbox on a scratch folder and writes a file in it.
+func (s *Sandbox) probe(ctx context.Context) error {
+	dir, err := os.MkdirTemp("", "bench-sandbox-probe-")
+	if err != nil {
+		return fmt.Errorf("sandbox: trial run: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	home := filepath.Join(dir, "home")
+	work := filepath.Join(dir, "work")
+	for _, d := range []string{home, work} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			return fmt.Errorf("sandbox: trial run: %w", err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	cmd, err := s.Command(ctx, Spec{Dir: work, Home: home}, []string{"/bin/sh", "-c", "echo ok > probe && cat probe"}, []string{"PATH=/usr/local/bin:/usr/bin:/bin"})
+	if err != nil {
+		return fmt.Errorf("sandbox: trial run: %w", err)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		if s.Isolated() {
+			return fmt.Errorf("sandbox: bubblewrap cannot make a sandbox here: %s", firstLines(msg, 4))
+		}
+		return fmt.Errorf("sandbox: a process namespace cannot be made here: %s", firstLines(msg, 4))
+	}
+	if strings.TrimSpace(stdout.String()) != "ok" {
+		return fmt.Errorf("sandbox: trial run: the sandboxed command could not write its folder (output %q, errors %q)",
+			firstLines(stdout.String(), 2), firstLines(stderr.String(), 2))
+	}
+	if _, err := os.Stat(filepath.Join(work, "probe")); err != nil {
+		return fmt.Errorf("sandbox: trial run: the file written in the sandbox is not in its folder: %w", err)
+	}
+	return nil
+}
+
+// directCommand is the command of the Off mode: argv under the limits, as
+// the sandbox user when bench is root, as the first process of a PID
+// namespace of its own (in a user namespace when bench is not root, which
+// an unprivileged process needs to make one). When it exits the kernel
+// kills the rest of the namespace before Wait returns.
+func (s *Sandbox) directCommand(ctx context.Context, spec Spec, argv []string) (*exec.Cmd, error) {
+	a := s.limitArgv(spec.Limits.WithDefaults(), argv)
+	attr := &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID}
+	if s.root {
+		a = append(s.dropArgv(spec.User), a...)
+	} else {
+		uid, gid := os.Getuid(), os.Getgid()
+		attr.Cloneflags |= syscall.CLONE_NEWUSER
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+		attr.GidMappingsEnableSetgroups = false
+	}
+	cmd := exec.CommandContext(ctx, a[0], a[1:]...)
+	cmd.SysProcAttr = attr
+	return cmd, nil
+}
+
+// killTimeout bounds KillAll.
+const killTimeout = 10 * time.Second
+
+// KillAll ends every process of u and returns once none is left. When
+// bench runs as root, u is a user of its own: a process running as u
+// signals all the others (kill -1), again until the kernel lists none of
+// u's processes alive, so that nothing escapes, whatever namespace or
+// session it made. Otherwise (the zero User) it does nothing: each
+// command's process namespace already ended with it.
+func (s *Sandbox) KillAll(ctx context.Context, u User) error {
+	if !s.root || u.uid == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, killTimeout)
+	defer cancel()
+	id := fmt.Sprint(u.uid)
+	for {
+		alive, err := processesOf(u.uid)
+		if err != nil {
+			return fmt.Errorf("sandbox: list the processes of user %d: %w", u.uid, err)
+		}
+		if alive == 0 {
+			return nil
+		}
+		// kill(-1) reaches every process the caller may signal, but itself.
+		cmd := exec.CommandContext(ctx, s.setpriv, "--reuid="+id, "--regid="+id, "--clear-groups", "--", "/bin/sh", "-c", "kill -9 -1")
+		cmd.Env = []string{"PATH=/usr/bin:/bin"}
+		cmd.Dir = "/"
+		_ = cmd.Run() // it dies with the rest; what counts is the next listing
+		if ctx.Err() != nil {
+			return fmt.Errorf("sandbox: %d processes of user %d still ran after %s", alive, u.uid, killTimeout)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// processesOf counts the live processes (zombies aside: they can do
+// nothing more) whose real, effective or saved user id is uid, as the
+// kernel lists them in /proc.
+func processesOf(uid int) (int, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0, err
+	}
+	want := strconv.Itoa(uid)
+	n := 0
+	for _, e := range entries {
+		if c := e.Name()[0]; c < '0' || c > '9' {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/status")
+		if err != nil {
+			continue // gone meanwhile
+		}
+		var state string
+		owned := false
+		for _, line := range strings.Split(string(b), "\n") {
+			switch {
+			case strings.HasPrefix(line, "State:"):
+				state = strings.TrimSpace(strings.TrimPrefix(line, "State:"))
+			case strings.HasPrefix(line, "Uid:"):
+				f := strings.Fields(line)
+				owned = len(f) >= 4 && (f[1] == want || f[2] == want || f[3] == want)
+			}
+		}
+		if owned && !strings.HasPrefix(state, "Z") && !strings.HasPrefix(state, "X") {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// chownTree gives every file of a tree to uid (group uid), without
+// following links. Files already owned are left alone, and so are files
+// with more than one link: they are shared with a prepared environment's
+// master copy (a hard-linked view) and must stay read-only to the sandbox
+// user. It works through an os.Root, so that a sandboxed process swapping
+// a folder for a link while the walk runs cannot send a chown outside the
+// tree.
+func chownTree(dir string, uid int) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	return fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // removed meanwhile
+			}
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if !ok || int(st.Uid) == uid || (!fi.IsDir() && st.Nlink > 1) {
+			return nil
+		}
+		if err := root.Lchown(p, uid, uid); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	})
+}
+
+// firstLines is the first n lines of s.
+func firstLines(s string, n int) string {
+	lines := strings.SplitN(strings.TrimSpace(s), "\n", n+1)
+	if len(lines) > n {
+		lines = append(lines[:n], "...")
+	}
+	return strings.Join(lines, " | ")
+}
