@@ -159,6 +159,19 @@ func exportError(err error, db string) error {
 // folder, renamed over path only when write succeeded: a failed export
 // never leaves a half-written file.
 func writeFileAtomic(path string, write func(io.Writer) error) error {
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		// A device or a pipe (/dev/null, /dev/stdout, a FIFO) is written
+		// to, never replaced by a file.
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return fmt.Errorf("export: --out %s: %w", path, err)
+		}
+		if err := write(f); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
+	}
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("export: --out %s: %w", path, err)

@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -193,6 +195,37 @@ func TestExportToFile(t *testing.T) {
 	entries, _ := os.ReadDir(filepath.Dir(out))
 	if len(entries) != 1 {
 		t.Errorf("left files behind: %v", entries)
+	}
+}
+
+// TestExportToAPipe: --out naming a device or a pipe (/dev/null, a FIFO)
+// writes into it; it never replaces it with a file (as root, a rename over
+// /dev/null breaks the whole machine).
+func TestExportToAPipe(t *testing.T) {
+	db := resultsDB(t)
+	fifo := filepath.Join(t.TempDir(), "train.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip(err)
+	}
+	got := make(chan []byte)
+	go func() {
+		f, err := os.Open(fifo)
+		if err != nil {
+			got <- nil
+			return
+		}
+		b, _ := io.ReadAll(f)
+		f.Close()
+		got <- b
+	}()
+	if code, _, stderr := bench(t, "export", "--db", db, "--out", fifo); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if n := len(jsonLines(t, string(<-got))); n != 7 {
+		t.Errorf("%d lines through the pipe, want 7", n)
+	}
+	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the pipe was replaced: %v, %v", fi, err)
 	}
 }
 
