@@ -1,23 +1,45 @@
-// Package evaluator scores attempts: it runs a task's hidden tests after the
-// agent stops, turns the outcome into a reward, and computes the statistics
-// built on rewards (group-relative advantages, pass@k, intervals, comparisons).
+// Package evaluator scores attempts: it runs a task's hidden tests on the
+// agent's result after the agent stops, turns their report into a reward,
+// and computes the statistics built on rewards (group-relative advantages,
+// pass@k, intervals, comparisons).
 package evaluator
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"maps"
 	"os"
 	"os/exec"
-	"syscall"
+	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
+	"github.com/benchhq/bench/evaluator/testreport"
 	"github.com/benchhq/bench/internal/procio"
+	"github.com/benchhq/bench/sandbox"
 	"github.com/benchhq/bench/tasks"
 )
 
 // MaxTestOutput caps the hidden-test output kept, head and tail.
 const MaxTestOutput = 64 << 10
+
+// maxReport bounds each stream (and the report file) read for a per-test
+// report: a larger one is a report that cannot be read, and scores 0.
+const maxReport = 32 << 20
+
+// The bases of a reward (TestResult.Basis).
+const (
+	// BasisTests is a reward that rests on per-test verdicts: the command
+	// exited 0 and every recorded test reported a pass.
+	BasisTests = "tests"
+	// BasisExitStatus is a reward that rests on the exit status alone: the
+	// task's tests give no per-test report.
+	BasisExitStatus = "exit_status"
+)
 
 // TestResult is the outcome of one run of a task's hidden tests.
 type TestResult struct {
@@ -25,7 +47,8 @@ type TestResult struct {
 	Command string
 	// ExitCode is the command's exit status; -1 if it did not exit (timeout, signal).
 	ExitCode int
-	// Passed is true when the command exited 0: reward 1.
+	// Passed is the verdict: reward 1. With a per-test report it needs exit
+	// status 0 and a pass for every recorded test; otherwise exit status 0.
 	Passed bool
 	// TimedOut marks a test killed at its timeout.
 	TimedOut bool
@@ -33,6 +56,20 @@ type TestResult struct {
 	Output string
 	// Duration is how long the tests ran.
 	Duration time.Duration
+	// Basis says what the reward rests on: BasisTests or BasisExitStatus.
+	Basis string
+	// Cases are the tests the report gave, sorted by ID.
+	Cases []testreport.Case
+	// ReportError says why the per-test report could not be read (the
+	// reward is then 0).
+	ReportError string
+	// Failed are the recorded tests that did not report a pass.
+	Failed []string
+	// Change is what of the agent's workspace was carried into scoring.
+	Change *Change
+	// Record is the task's record the verdict checked the cases against
+	// (nil for none).
+	Record *tasks.Record
 }
 
 // Reward is 1 if the hidden tests passed, 0 otherwise.
@@ -43,100 +80,305 @@ func (r *TestResult) Reward() int {
 	return 0
 }
 
-// Wrap turns the argv of a command run in dir into one that runs it in a
-// sandbox (agent.Sandbox.Command gives one). Nil runs it as it is.
-type Wrap func(dir string, argv []string) []string
-
-// RunHiddenTests copies the task's tests/ into the attempt's workspace and
-// runs the task's test command there with its timeout. Only a failure to
-// run the tests at all (the copy failed, the shell is missing) is an error;
-// a failing or hanging test is a result with reward 0.
-//
-// With a wrap, the tests run in the sandbox the agent's commands ran in:
-// they execute the agent's code, which must not reach the host. Their
-// environment is then the command tool's (PATH, LANG, HOME = the
-// workspace), not the operator's.
-func RunHiddenTests(ctx context.Context, t *tasks.Task, workspace string, wrap Wrap) (*TestResult, error) {
-	if err := t.CopyTests(workspace); err != nil {
-		if !agentsDoing(err) {
-			return nil, err
+// PassedFraction is the share of the recorded tests (or, for a task not
+// yet recorded, of the reported tests) that passed; -1 when the task gives
+// no per-test report.
+func (r *TestResult) PassedFraction(recorded []string) float64 {
+	if r == nil || r.Basis != BasisTests {
+		return -1
+	}
+	if len(recorded) == 0 {
+		if len(r.Cases) == 0 {
+			return 0
 		}
-		// What the agent left in the workspace (a read-only folder, an
-		// immutable file) keeps the tests out: the attempt failed them.
-		return &TestResult{Command: t.Tests.Command, ExitCode: -1,
-			Output: fmt.Sprintf("[bench: the hidden tests could not be placed in the workspace: %v]", err)}, nil
+		n := 0
+		for _, c := range r.Cases {
+			if c.Outcome == testreport.Pass {
+				n++
+			}
+		}
+		return float64(n) / float64(len(r.Cases))
 	}
-	if wrap == nil {
-		return RunCommand(ctx, t.Tests.Command, workspace, t.Tests.TimeoutOr())
-	}
-	env := []string{"PATH=" + envOr("PATH", "/usr/local/bin:/usr/bin:/bin"), "LANG=" + envOr("LANG", "C.UTF-8"),
-		"HOME=" + workspace, "BENCH_WORKSPACE=" + workspace}
-	return run(ctx, wrap(workspace, []string{"/bin/sh", "-c", t.Tests.Command}), t.Tests.Command, workspace, t.Tests.TimeoutOr(), env)
+	return float64(len(recorded)-len(r.Failed)) / float64(len(recorded))
 }
 
-// agentsDoing reports whether a failure to place the hidden tests comes
-// from the state the agent left the workspace in (permissions, a file of
-// the wrong kind) rather than from the machine (a full or failing disk),
-// which is an infrastructure failure and must not be scored.
-func agentsDoing(err error) bool {
-	for _, e := range []error{syscall.EACCES, syscall.EPERM, syscall.ENOTDIR, syscall.EISDIR, syscall.EEXIST, syscall.ENOTEMPTY, syscall.ELOOP, syscall.ENAMETOOLONG} {
-		if errors.Is(err, e) {
-			return true
+// Scorer runs hidden tests in fresh scoring folders: a new copy of the
+// task's workspace/, the agent's changes to the files that count as its
+// result, then tests/; as a fresh sandbox user with a new HOME, the system
+// PATH, no network and none of the operator's environment.
+type Scorer struct {
+	// Sandbox runs the tests.
+	Sandbox *sandbox.Sandbox
+	// Spec gives the limits, read-only and hidden paths of the tests'
+	// sandbox; its Dir, Home, Network and User are the scorer's.
+	Spec sandbox.Spec
+	// TempDir is where scoring folders are made ("" for the system's).
+	TempDir string
+	// Home, when set, fills the empty HOME of a scoring run (dir) with the
+	// task's prepared environment; nil leaves it empty.
+	Home func(ctx context.Context, t *tasks.Task, dir string) error
+}
+
+// Score scores the agent's workspace: the hidden tests run on its result.
+// Only a failure of the harness (the disk, a broken task folder, a sandbox
+// that cannot be made) is an error; a failing or hanging test, or a report
+// that cannot be read, is a result with reward 0.
+func (s *Scorer) Score(ctx context.Context, t *tasks.Task, workspace string) (*TestResult, error) {
+	change, err := CollectChange(t, workspace)
+	if err != nil {
+		return nil, fmt.Errorf("score task %s: %w", t.ID, err)
+	}
+	res, err := s.Run(ctx, t, change)
+	if err != nil {
+		return nil, err
+	}
+	res.Change = change
+	return res, nil
+}
+
+// Run runs the hidden tests of t on the original workspace plus change
+// (nil for none).
+func (s *Scorer) Run(ctx context.Context, t *tasks.Task, change *Change) (*TestResult, error) {
+	dir, err := os.MkdirTemp(s.TempDir, "bench-score-")
+	if err != nil {
+		return nil, fmt.Errorf("score task %s: make the scoring folder: %w", t.ID, err)
+	}
+	defer os.RemoveAll(dir)
+	work, home := filepath.Join(dir, "work"), filepath.Join(dir, "home")
+	for _, d := range []string{work, home} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			return nil, fmt.Errorf("score task %s: %w", t.ID, err)
 		}
 	}
-	return false
-}
-
-func envOr(key, def string) string {
-	if v := os.Getenv(key); v != "" {
-		return v
+	if err := t.CopyWorkspace(work); err != nil {
+		return nil, err
 	}
-	return def
+	if change != nil {
+		if err := change.Apply(work); err != nil {
+			return nil, fmt.Errorf("score task %s: %w", t.ID, err)
+		}
+	}
+	if err := t.CopyTests(work); err != nil {
+		return nil, err
+	}
+	if t.Tests.ReportFile != "" {
+		// Only the tests write their report.
+		if err := os.RemoveAll(filepath.Join(work, filepath.FromSlash(t.Tests.ReportFile))); err != nil {
+			return nil, fmt.Errorf("score task %s: %w", t.ID, err)
+		}
+	}
+	if s.Home != nil {
+		if err := s.Home(ctx, t, home); err != nil {
+			return nil, fmt.Errorf("score task %s: prepare HOME: %w", t.ID, err)
+		}
+	}
+	spec := s.Spec
+	spec.Dir, spec.Home, spec.Network, spec.User = work, home, false, s.Sandbox.NewUser()
+	res, out, err := s.run(ctx, t, spec)
+	if kerr := s.Sandbox.KillAll(context.WithoutCancel(ctx), spec.User); kerr != nil && err == nil {
+		err = kerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("score task %s: %w", t.ID, err)
+	}
+	verdict(res, t, out, work)
+	return res, nil
 }
 
-// RunCommand runs a shell command in dir with a timeout, the way hidden
-// tests and reference solutions run, with the operator's environment plus
-// BENCH_WORKSPACE and env ("KEY=value"). The whole process group is killed
-// at the timeout so that a test's children cannot outlive it.
-func RunCommand(ctx context.Context, command, dir string, timeout time.Duration, env ...string) (*TestResult, error) {
-	return run(ctx, []string{"/bin/sh", "-c", command}, command, dir, timeout,
-		append(append(os.Environ(), "BENCH_WORKSPACE="+dir), env...))
+// TestEnv is the whole environment of the hidden tests in folder dir: the
+// system PATH (the operator's PATH, but only its folders the sandbox
+// shows), LANG, what keeps Python and Go from reading settings of their
+// own, and the task's [tests] env. The sandbox adds HOME.
+func TestEnv(t *tasks.Task, spec sandbox.Spec, dir string) []string {
+	env := []string{
+		"PATH=" + SystemPath(spec),
+		"LANG=C.UTF-8",
+		"PYTHONNOUSERSITE=1",
+		"PYTHONDONTWRITEBYTECODE=1",
+		"GOTOOLCHAIN=local",
+		"GOPROXY=off",
+		"GOFLAGS=",
+		"BENCH_WORKSPACE=" + dir,
+	}
+	for _, k := range slices.Sorted(maps.Keys(t.Tests.Env)) {
+		env = append(env, k+"="+t.Tests.Env[k])
+	}
+	return env
 }
 
-// run runs argv in dir with exactly env, killing its process group at the
-// timeout; command is what the result reports as having run.
-func run(ctx context.Context, argv []string, command, dir string, timeout time.Duration, env []string) (*TestResult, error) {
+// defaultPath is the PATH when the operator's gives nothing usable.
+const defaultPath = "/usr/local/bin:/usr/bin:/bin"
+
+// SystemPath is the operator's PATH without the folders a sandbox does not
+// show (a home's bin, relative entries): the tools of the system only.
+func SystemPath(spec sandbox.Spec) string {
+	var keep []string
+	for _, d := range filepath.SplitList(os.Getenv("PATH")) {
+		if !filepath.IsAbs(d) || slices.Contains(keep, d) {
+			continue
+		}
+		if sandbox.Shows(spec, d) {
+			keep = append(keep, d)
+		}
+	}
+	if len(keep) == 0 {
+		return defaultPath
+	}
+	return strings.Join(keep, ":")
+}
+
+// streams holds what a test command wrote.
+type streams struct {
+	stdout, stderr *capped
+}
+
+// run runs the test command under spec with its timeout.
+func (s *Scorer) run(ctx context.Context, t *tasks.Task, spec sandbox.Spec) (*TestResult, *streams, error) {
+	timeout := t.Tests.TimeoutOr()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd, err := s.Sandbox.Command(ctx, spec, []string{"/bin/sh", "-c", t.Tests.Command}, TestEnv(t, spec, spec.Dir))
+	if err != nil {
+		return nil, nil, err
+	}
+	display := procio.New(MaxTestOutput, MaxTestOutput/2)
+	out := &streams{stdout: &capped{limit: maxReport}, stderr: &capped{limit: maxReport}}
+	cmd.Stdout = io.MultiWriter(display, out.stdout)
+	cmd.Stderr = io.MultiWriter(display, out.stderr)
+	start := time.Now()
+	err = cmd.Run()
+	res := &TestResult{Command: t.Tests.Command, Duration: time.Since(start)}
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+		res.ExitCode = 0
+	case ctx.Err() == context.DeadlineExceeded:
+		res.ExitCode = -1
+		res.TimedOut = true
+		display.WriteString(fmt.Sprintf("\n[bench: hidden tests killed after %s]", timeout))
+	case errors.As(err, &exit):
+		res.ExitCode = exit.ExitCode()
+	case errors.Is(err, exec.ErrWaitDelay):
+		// The command exited but a child kept its output open.
+		res.ExitCode = cmd.ProcessState.ExitCode()
+	default:
+		if ctx.Err() != nil {
+			return nil, nil, fmt.Errorf("run %q: %w", t.Tests.Command, ctx.Err())
+		}
+		return nil, nil, fmt.Errorf("run %q: %w", t.Tests.Command, err)
+	}
+	res.Output = display.String()
+	return res, out, nil
+}
+
+// verdict reads the per-test report, if the task has one, and decides.
+func verdict(res *TestResult, t *tasks.Task, out *streams, work string) {
+	exitOK := res.ExitCode == 0 && !res.TimedOut
+	if t.Tests.Report == "" {
+		res.Basis = BasisExitStatus
+		res.Passed = exitOK
+		return
+	}
+	res.Basis = BasisTests
+	var file []byte
+	var rerr error
+	if t.Tests.Report == tasks.ReportJUnit {
+		file, rerr = readReportFile(filepath.Join(work, filepath.FromSlash(t.Tests.ReportFile)))
+	}
+	switch {
+	case rerr != nil:
+		res.ReportError = rerr.Error()
+	case out.stdout.over || out.stderr.over:
+		res.ReportError = fmt.Sprintf("the test output is larger than %d MiB: its report cannot be read", maxReport>>20)
+	default:
+		cases, err := testreport.Parse(t.Tests.Report, testreport.Output{Stdout: out.stdout.Bytes(), Stderr: out.stderr.Bytes(), File: file})
+		if err != nil {
+			res.ReportError = err.Error()
+		}
+		res.Cases = cases
+	}
+	if res.ReportError != "" {
+		res.Passed = false
+		res.Output += "\n[bench: " + res.ReportError + "; reward 0]"
+		return
+	}
+	res.Record = t.Record
+	ok, failed := testreport.Check(res.Cases, t.Record.Tests())
+	res.Failed = failed
+	res.Passed = exitOK && ok
+}
+
+// readReportFile reads a report file the tests wrote, never through a
+// link, and at most maxReport bytes.
+func readReportFile(p string) ([]byte, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|syscallNoFollow, 0)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("the tests wrote no report file %s", filepath.Base(p))
+		}
+		return nil, fmt.Errorf("the report file cannot be read: %v", err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, errors.New("the report file is not a regular file")
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxReport+1))
+	if err != nil {
+		return nil, fmt.Errorf("the report file cannot be read: %v", err)
+	}
+	if len(b) > maxReport {
+		return nil, fmt.Errorf("the report file is larger than %d MiB", maxReport>>20)
+	}
+	return b, nil
+}
+
+// capped keeps what is written up to a limit, and notes whether more came.
+type capped struct {
+	bytes.Buffer
+	limit int
+	over  bool
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	if room := c.limit - c.Len(); room < len(p) {
+		c.over = true
+		if room > 0 {
+			c.Buffer.Write(p[:room])
+		}
+		return len(p), nil
+	}
+	return c.Buffer.Write(p)
+}
+
+// RunCommand runs a shell command on the host in dir with a timeout, the
+// way a reference solution runs (it is the task author's, trusted), with
+// the operator's environment plus BENCH_WORKSPACE and env ("KEY=value").
+// The whole process group is killed at the timeout.
+func RunCommand(ctx context.Context, command, dir string, timeout time.Duration, env ...string) (*TestResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", command)
 	cmd.Dir = dir
-	cmd.Env = env
+	cmd.Env = append(append(os.Environ(), "BENCH_WORKSPACE="+dir), env...)
 	procio.KillGroupOnCancel(cmd, 2*time.Second)
 	out := procio.New(MaxTestOutput, MaxTestOutput/2)
-	cmd.Stdout = out
-	cmd.Stderr = out
+	cmd.Stdout, cmd.Stderr = out, out
 	start := time.Now()
 	err := cmd.Run()
 	res := &TestResult{Command: command, Duration: time.Since(start), Output: out.String()}
 	var exit *exec.ExitError
 	switch {
 	case err == nil:
-		res.ExitCode = 0
 		res.Passed = true
 	case ctx.Err() == context.DeadlineExceeded:
-		res.ExitCode = -1
-		res.TimedOut = true
-		res.Output += fmt.Sprintf("\n[bench: hidden tests killed after %s]", timeout)
+		res.ExitCode, res.TimedOut = -1, true
+		res.Output += fmt.Sprintf("\n[bench: killed after %s]", timeout)
 	case errors.As(err, &exit):
 		res.ExitCode = exit.ExitCode()
 	case errors.Is(err, exec.ErrWaitDelay):
-		// The command exited but a child kept its output open.
 		res.ExitCode = cmd.ProcessState.ExitCode()
 		res.Passed = res.ExitCode == 0
 	default:
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("run %q: %w", command, ctx.Err())
-		}
 		return nil, fmt.Errorf("run %q: %w", command, err)
 	}
 	return res, nil

@@ -5,14 +5,19 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
+	"github.com/benchhq/bench/evaluator/testreport"
 	"github.com/benchhq/bench/tasks"
 )
 
 // Validation is the check of one task without a model: its reference
 // solution must pass the hidden tests and its untouched workspace must fail
-// them; otherwise the task cannot tell a good attempt from a bad one.
+// them; otherwise the task cannot tell a good attempt from a bad one. Both
+// are scored as an attempt is: in a fresh scoring folder, the solution's
+// change carried by the task's result rule.
 type Validation struct {
 	Task *tasks.Task
 	// Solution is the hidden tests' result on the solved workspace; nil if
@@ -24,6 +29,12 @@ type Validation struct {
 	SolveOutput string
 	// Problems lists why the task is invalid; empty means valid.
 	Problems []string
+	// Record is the record the two runs make (a task with a per-test
+	// report): the tests that fail untouched and pass solved, and those
+	// that pass on both.
+	Record *tasks.Record
+	// Recorded is true when Validate wrote Record as the task's record.
+	Recorded bool
 }
 
 // OK reports whether the task is valid.
@@ -32,21 +43,45 @@ func (v *Validation) OK() bool { return len(v.Problems) == 0 }
 // SolveTimeout bounds a reference solution's run.
 const SolveTimeout = 5 * time.Minute
 
-// Validate checks one task in fresh temp folders under tmp ("" for the
-// system's). solution/solve.sh runs with /bin/sh, the fresh workspace copy
-// as its working folder and BENCH_TASK_DIR set to the task folder. The
-// hidden tests run as in a run: under wrap when it is set (the sandbox),
-// so that a task valid here is valid there.
-func Validate(ctx context.Context, t *tasks.Task, tmp string, wrap Wrap) (*Validation, error) {
+// ValidateOptions are the choices of Validate.
+type ValidateOptions struct {
+	// TempDir is where folders are made ("" for the system's).
+	TempDir string
+	// Record writes the task's record of its tests (tasks.RecordFile) when
+	// the task is valid, replacing the one it has. A task with a per-test
+	// report and no record is recorded in any case.
+	Record bool
+}
+
+// Validate checks one task. solution/solve.sh runs on the host (it is the
+// task author's, trusted) with /bin/sh, a fresh workspace copy as its
+// working folder and BENCH_TASK_DIR set to the task folder; the hidden
+// tests then run under the scorer, as in a run.
+//
+// With a per-test report, the task's record must say what the two runs
+// say; a task without one, or asked to (opts.Record), gets it written.
+func Validate(ctx context.Context, t *tasks.Task, s *Scorer, opts ValidateOptions) (*Validation, error) {
 	v := &Validation{Task: t}
+	record := t.Record
+	if opts.Record || t.Tests.Report == "" {
+		t.Record = nil // score by the reports themselves
+	}
+	defer func() {
+		if !v.Recorded {
+			t.Record = record
+		}
+	}()
 	if _, err := os.Stat(filepath.Join(t.SolutionDir(), "solve.sh")); err != nil {
 		v.Problems = append(v.Problems, "no solution/solve.sh")
 	} else {
-		dir, err := freshCopy(t, tmp)
+		dir, err := os.MkdirTemp(opts.TempDir, "bench-validate-")
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("validate %s: %w", t.ID, err)
 		}
 		defer os.RemoveAll(dir)
+		if err := t.CopyWorkspace(dir); err != nil {
+			return nil, err
+		}
 		out, err := RunCommand(ctx, `/bin/sh "$BENCH_TASK_DIR/solution/solve.sh"`, dir, SolveTimeout, "BENCH_TASK_DIR="+t.Dir)
 		if err != nil {
 			return nil, fmt.Errorf("validate %s: run solve.sh: %w", t.ID, err)
@@ -54,41 +89,116 @@ func Validate(ctx context.Context, t *tasks.Task, tmp string, wrap Wrap) (*Valid
 		if !out.Passed {
 			v.SolveOutput = out.Output
 			v.Problems = append(v.Problems, fmt.Sprintf("solution/solve.sh failed (exit %d)", out.ExitCode))
-		} else {
-			res, err := RunHiddenTests(ctx, t, dir, wrap)
-			if err != nil {
-				return nil, fmt.Errorf("validate %s: %w", t.ID, err)
-			}
-			v.Solution = res
-			if !res.Passed {
-				v.Problems = append(v.Problems, fmt.Sprintf("the reference solution fails the hidden tests (exit %d)", res.ExitCode))
-			}
+		} else if v.Solution, err = s.Score(ctx, t, dir); err != nil {
+			return nil, fmt.Errorf("validate %s: %w", t.ID, err)
 		}
 	}
-	dir, err := freshCopy(t, tmp)
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	res, err := RunHiddenTests(ctx, t, dir, wrap)
-	if err != nil {
+	var err error
+	if v.Untouched, err = s.Run(ctx, t, nil); err != nil {
 		return nil, fmt.Errorf("validate %s: %w", t.ID, err)
 	}
-	v.Untouched = res
-	if res.Passed {
-		v.Problems = append(v.Problems, "the untouched workspace passes the hidden tests: they do not test the task")
+	v.judge(record)
+	if v.OK() && v.Record != nil && (opts.Record || record == nil) {
+		if err := t.WriteRecord(v.Record); err != nil {
+			return nil, err
+		}
+		v.Recorded = true
 	}
 	return v, nil
 }
 
-func freshCopy(t *tasks.Task, tmp string) (string, error) {
-	dir, err := os.MkdirTemp(tmp, "bench-validate-")
-	if err != nil {
-		return "", fmt.Errorf("validate %s: %w", t.ID, err)
+// judge sets the problems of a validation from its two results.
+func (v *Validation) judge(record *tasks.Record) {
+	t, sol, unt := v.Task, v.Solution, v.Untouched
+	if sol != nil && !sol.Passed {
+		msg := fmt.Sprintf("the reference solution fails the hidden tests (exit %d", sol.ExitCode)
+		switch {
+		case sol.ReportError != "":
+			msg += "; " + sol.ReportError
+		case len(sol.Failed) > 0:
+			msg += "; failing: " + strings.Join(firstN(sol.Failed, 5), ", ")
+		}
+		msg += ")"
+		if sol.Change != nil && len(sol.Change.LeftOut) > 0 {
+			var names []string
+			for _, l := range firstN(sol.Change.LeftOut, 5) {
+				names = append(names, l.Path+" ("+l.Reason+")")
+			}
+			msg += "; its change left out of scoring: " + strings.Join(names, ", ")
+		}
+		v.Problems = append(v.Problems, msg)
 	}
-	if err := t.CopyWorkspace(dir); err != nil {
-		os.RemoveAll(dir)
-		return "", err
+	if t.Tests.Report == "" {
+		if unt.Passed {
+			v.Problems = append(v.Problems, "the untouched workspace passes the hidden tests: they do not test the task")
+		}
+		return
 	}
-	return dir, nil
+	if unt.ReportError != "" && sol != nil && sol.Passed {
+		// An untouched workspace may well break the report (a syntax
+		// error, a crash): its tests then all count as failing.
+		unt.Cases = nil
+	}
+	if sol == nil || !sol.Passed {
+		return
+	}
+	passed := func(cases []testreport.Case) map[string]bool {
+		m := map[string]bool{}
+		for _, c := range cases {
+			if c.Outcome == testreport.Pass {
+				m[c.ID] = true
+			}
+		}
+		return m
+	}
+	sp, up := passed(sol.Cases), passed(unt.Cases)
+	r := &tasks.Record{Report: t.Tests.Report}
+	for _, c := range sol.Cases {
+		switch {
+		case c.Outcome != testreport.Pass:
+		case up[c.ID]:
+			r.PassToPass = append(r.PassToPass, c.ID)
+		default:
+			r.FailToPass = append(r.FailToPass, c.ID)
+		}
+	}
+	_ = sp
+	if len(r.FailToPass) == 0 {
+		v.Problems = append(v.Problems, "no test fails on the untouched workspace and passes with the solution: the tests do not test the task")
+		return
+	}
+	v.Record = r
+	if record != nil {
+		if d := recordDiff(record, r); d != "" {
+			v.Problems = append(v.Problems, fmt.Sprintf("the tests no longer do what the record says (%s); if that is meant, refresh it: %s", d, t.RecordCommand()))
+		}
+	}
+}
+
+// recordDiff words how two records differ, or "".
+func recordDiff(was, now *tasks.Record) string {
+	var parts []string
+	for _, l := range []struct {
+		name     string
+		was, now []string
+	}{{"fail_to_pass", was.FailToPass, now.FailToPass}, {"pass_to_pass", was.PassToPass, now.PassToPass}} {
+		for _, id := range l.was {
+			if !slices.Contains(l.now, id) {
+				parts = append(parts, fmt.Sprintf("%s no longer %s", id, l.name))
+			}
+		}
+		for _, id := range l.now {
+			if !slices.Contains(l.was, id) {
+				parts = append(parts, fmt.Sprintf("%s now %s", id, l.name))
+			}
+		}
+	}
+	return strings.Join(firstN(parts, 5), "; ")
+}
+
+func firstN[T any](s []T, n int) []T {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
 }

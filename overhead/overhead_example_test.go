@@ -57,19 +57,19 @@ func Example() {
 	// no tools (baseline): 5 prompt tokens; 8 requests sent
 	//
 	// TOOLS              TOKENS  NUM_CTX  PER ATTEMPT  ONE BY ONE  FRAMING
-	// builtin (6 tools)     546     6.7%        5,460         546        0
+	// builtin (6 tools)     551     6.7%        5,510         551        0
 	//   search              115     1.4%        1,150
-	//   run_command         100     1.2%        1,000
+	//   run_command         105     1.3%        1,050
 	//   read_file            97     1.2%          970
 	//   edit_file            97     1.2%          970
 	//   list_dir             71     0.9%          710
 	//   write_file           66     0.8%          660
 	//
-	// builtin (6 tools)  ██████████████████████████████  546  6.7%
-	//   search           ██████▍                         115  1.4%
-	//   run_command      █████▌                          100  1.2%
-	//   read_file        █████▍                           97  1.2%
-	//   edit_file        █████▍                           97  1.2%
+	// builtin (6 tools)  ██████████████████████████████  551  6.7%
+	//   search           ██████▎                         115  1.4%
+	//   run_command      █████▊                          105  1.3%
+	//   read_file        █████▎                           97  1.2%
+	//   edit_file        █████▎                           97  1.2%
 	//   list_dir         ███▉                             71  0.9%
 	//   write_file       ███▋                             66  0.8%
 	//

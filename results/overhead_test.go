@@ -3,6 +3,7 @@ package results
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -179,17 +180,20 @@ func TestAttemptMetricsTruncatedTurns(t *testing.T) {
 	}
 }
 
-// A file at schema version 1 gains the overhead tables when opened.
+// A file at schema version 1, as bench 0.1 wrote it, gains the tables of
+// every later version when opened, and keeps its runs.
 func TestMigrateVersion1ToOverhead(t *testing.T) {
 	ctx := context.Background()
-	s, path := openTemp(t)
-	run := createRun(t, s)
-	s.Close()
+	path := filepath.Join(t.TempDir(), "v1.db")
+	createAtVersion(t, path, 1)
 	db := rawDB(t, path)
-	if _, err := db.Exec(`DROP TABLE overhead_items; DROP TABLE overhead; PRAGMA user_version = 1`); err != nil {
+	if _, err := db.Exec(`INSERT INTO runs (id, created_at, model, seed, attempts_per_task, status)
+		VALUES ('old', '2026-01-01T00:00:00.000Z', 'm', 1, 2, 'finished');
+		INSERT INTO arms (run_id, name, idx) VALUES ('old', 'baseline', 0)`); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
+	run := &Run{ID: "old"}
 	s2, err := Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)

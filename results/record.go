@@ -49,6 +49,10 @@ type Run struct {
 	FinishedAt *time.Time
 	// BenchVersion is the version of bench that created the run.
 	BenchVersion string
+	// Isolation says how the run's commands were isolated: the sandbox
+	// ("bubblewrap 0.8.0 ...") or "none" (--sandbox off, unisolated); ""
+	// for runs stored before bench recorded it.
+	Isolation string
 	// Arms are the setups compared, in order.
 	Arms []Arm
 	// Tasks are the tasks of the suite, in order.
@@ -76,6 +80,9 @@ type TaskInfo struct {
 	Hash string
 	// Instruction is what the agent was asked.
 	Instruction string
+	// Report is the task's per-test report form ("" for none: its rewards
+	// rest on the exit status alone).
+	Report string
 }
 
 // AttemptKey names one attempt of a run: the arm, the task and the

@@ -357,11 +357,11 @@ func (s *Store) CreateRun(ctx context.Context, r *Run) error {
 			return errors.New("a run with this id already exists")
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO runs (id, name, created_at, model, options_json, seed,
-			attempts_per_task, suite, suite_dir, config_json, status, finished_at, bench_version)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			attempts_per_task, suite, suite_dir, config_json, status, finished_at, bench_version, isolation)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			r.ID, r.Name, formatTime(r.CreatedAt), r.Model, opts, r.Seed,
 			r.AttemptsPerTask, r.Suite, r.SuiteDir, jsonOr(r.Config, "{}"), r.Status,
-			formatTimePtr(r.FinishedAt), r.BenchVersion)
+			formatTimePtr(r.FinishedAt), r.BenchVersion, r.Isolation)
 		if err != nil {
 			return fmt.Errorf("insert run: %w", err)
 		}
@@ -372,8 +372,8 @@ func (s *Store) CreateRun(ctx context.Context, r *Run) error {
 			}
 		}
 		for i, t := range r.Tasks {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO tasks (run_id, id, idx, dir, hash, instruction) VALUES (?, ?, ?, ?, ?, ?)`,
-				r.ID, t.ID, i, t.Dir, t.Hash, t.Instruction); err != nil {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO tasks (run_id, id, idx, dir, hash, instruction, report) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+				r.ID, t.ID, i, t.Dir, t.Hash, t.Instruction, t.Report); err != nil {
 				return fmt.Errorf("insert task %q: %w", t.ID, err)
 			}
 		}
@@ -705,10 +705,8 @@ func (r *attemptRows) insert(ctx context.Context, tx *sqlx.Tx, a *Attempt, tries
 		}
 	}
 	if tr := a.Test; tr != nil {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO test_results (attempt_id, command, exit_code, passed,
-			timed_out, output, duration_ms) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			id, tr.Command, tr.ExitCode, tr.Passed, tr.TimedOut, tr.Output, millis(tr.Duration)); err != nil {
-			return 0, fmt.Errorf("insert test result: %w", err)
+		if err := saveTestResult(ctx, tx, id, tr); err != nil {
+			return 0, err
 		}
 	}
 	err = insertEach(ctx, tx, "server log", `INSERT INTO attempt_servers (attempt_id, idx, name, protocol_version,

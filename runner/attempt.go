@@ -5,14 +5,17 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/benchhq/bench/agent"
 	"github.com/benchhq/bench/evaluator"
 	"github.com/benchhq/bench/results"
+	"github.com/benchhq/bench/sandbox"
 	"github.com/benchhq/bench/tasks"
 )
 
@@ -51,15 +54,27 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 	if err != nil {
 		return nil, fmt.Errorf("arm %s: %w", j.Arm.Name, err)
 	}
-	conf := plan.Sandbox.Confinement(prof.Network())
-	reg, err := builtinRegistry(ws, j.Arm, agent.BuiltinOptions{Wrap: r.Sandbox.Command(conf)})
+	home := filepath.Join(dir, "home")
+	if err := os.Mkdir(home, 0o700); err != nil {
+		return nil, fmt.Errorf("attempt %s/%s#%d: %w", j.Arm.Name, j.Task.ID, j.Index, err)
+	}
+	// Every process of the attempt (its commands, its sandboxed servers)
+	// runs as one user of its own, which ends them all before scoring.
+	spec := plan.Sandbox.Spec(prof.Network())
+	spec.Home, spec.Hide, spec.User = home, r.hidden(plan), r.Sandbox.NewUser()
+	launch := func(ctx context.Context, dir string, argv, env []string) (*exec.Cmd, error) {
+		s := spec
+		s.Dir = dir
+		return r.Sandbox.Command(ctx, s, argv, env)
+	}
+	reg, err := builtinRegistry(ws, j.Arm, agent.BuiltinOptions{Launch: launch})
 	if err != nil {
 		return nil, err
 	}
 	// MCP servers: started fresh for the attempt, kept for all of it, shut
 	// down at its end. A server that cannot start now (it passed the
 	// preflight) is an infrastructure failure of this attempt.
-	conns, err := r.connect(ctx, servers(j.Task, j.Arm), r.vars(j.Task, wsDir), reg.Names(), r.Sandbox.Server(wsDir, serverConfinement(conf, j.Task)))
+	conns, err := r.connect(ctx, servers(j.Task, j.Arm), r.vars(j.Task, wsDir), reg.Names(), r.serverWrap(serverSpec(spec, wsDir, j.Task)))
 	if err != nil {
 		return infraFailure(a, nil, err), nil
 	}
@@ -91,9 +106,16 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 
 		RequestTimeout: plan.RequestTimeout,
 	})
-	// Servers go down before the hidden tests run: nothing of the agent's
-	// world keeps running while it is scored.
+	// Servers go down, and every process of the attempt is ended, before
+	// anything is scored: nothing of the agent's world keeps running, or
+	// writing its workspace, while its result is read.
 	a.Servers = closeAll(conns)
+	if err := r.Sandbox.KillAll(context.WithoutCancel(ctx), spec.User); err != nil {
+		a.Trajectory = tr
+		a.Status, a.Error = results.StatusInfraError, err.Error()
+		a.FinishedAt = time.Now().UTC()
+		return a, nil
+	}
 	if n := tr.TruncatedTurns(); n > 0 {
 		numCtx, _ := agent.NumCtx(opts) // the loop read it: it is valid
 		r.logf("warning: attempt %s/%s#%d: %d of %d turns outgrew num_ctx %d (Ollama cut the prompt silently); raise --num-ctx", j.Arm.Name, j.Task.ID, j.Index, n, len(tr.Turns), numCtx)
@@ -108,12 +130,10 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 		a.Status, a.Error = results.StatusCanceled, tr.Err
 		return a, nil
 	}
-	// The hidden tests run whatever the run's context says: an attempt the
-	// agent finished is scored, even while the run is being interrupted.
-	// They run the agent's code: in the sandbox, without network.
-	testConf := conf
-	testConf.Network = false
-	res, err := evaluator.RunHiddenTests(context.WithoutCancel(ctx), j.Task, wsDir, r.Sandbox.Command(testConf))
+	// The hidden tests run on the agent's result, in a scoring folder of
+	// their own, as a fresh sandbox user without network.
+	scorer := &evaluator.Scorer{Sandbox: r.Sandbox, Spec: testSpec(spec), TempDir: r.TempDir}
+	res, err := scorer.Score(context.WithoutCancel(ctx), j.Task, wsDir)
 	if err != nil {
 		return nil, fmt.Errorf("attempt %s/%s#%d: hidden tests: %w", j.Arm.Name, j.Task.ID, j.Index, err)
 	}
@@ -125,14 +145,50 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 	return a, nil
 }
 
-// serverConfinement is the sandbox of a task's sandboxed MCP servers:
-// the attempt's confinement, plus the task's data folder read-only (never
-// the task folder, which holds the hidden tests).
-func serverConfinement(c agent.Confinement, t *tasks.Task) agent.Confinement {
-	if _, err := os.Stat(t.DataDir()); err == nil {
-		c.ReadOnly = append(slices.Clone(c.ReadOnly), t.DataDir())
+// hidden are the folders no sandbox of the plan may show, wherever the
+// suite is installed: the suite's and every task's (tests/, solution/).
+func (r *Runner) hidden(plan *Plan) []string {
+	out := []string{plan.Suite.Dir}
+	for _, t := range plan.Suite.Tasks {
+		if !strings.HasPrefix(t.Dir, plan.Suite.Dir+string(filepath.Separator)) {
+			out = append(out, t.Dir)
+		}
 	}
-	return c
+	return out
+}
+
+// testSpec is the sandbox of the hidden tests: the attempt's limits,
+// read-only and hidden paths, nothing else of it.
+func testSpec(s sandbox.Spec) sandbox.Spec {
+	return sandbox.Spec{Limits: s.Limits, ReadOnly: s.ReadOnly, Hide: s.Hide}
+}
+
+// serverSpec is the sandbox of a task's sandboxed MCP servers: the
+// attempt's, in its workspace, plus the task's data folder read-only
+// (never the rest of the task folder, which holds the hidden tests).
+func serverSpec(s sandbox.Spec, workspace string, t *tasks.Task) sandbox.Spec {
+	s.Dir = workspace
+	if _, err := os.Stat(t.DataDir()); err == nil {
+		s.ReadOnly = append(slices.Clone(s.ReadOnly), t.DataDir())
+	}
+	return s
+}
+
+// serverWrap is the wrap of sandboxed stdio servers under spec: a sandbox
+// that cannot be made turns into a command that says so and fails, never
+// into an unsandboxed server.
+func (r *Runner) serverWrap(spec sandbox.Spec) func(argv []string) []string {
+	return func(argv []string) []string {
+		s := spec
+		if len(argv) > 0 && filepath.IsAbs(argv[0]) && !sandbox.Shows(s, argv[0]) {
+			s.ReadOnly = append(slices.Clone(s.ReadOnly), argv[0])
+		}
+		out, err := r.Sandbox.Wrap(s, argv)
+		if err != nil {
+			return []string{"/bin/sh", "-c", `echo "bench sandbox: $1 (a problem of the harness, not of the server)" >&2; exit 125`, "sh", err.Error()}
+		}
+		return out
+	}
 }
 
 // builtinRegistry is the arm's subset of the built-in tools (its names

@@ -13,6 +13,7 @@ import (
 
 	"github.com/benchhq/bench/agent"
 	"github.com/benchhq/bench/evaluator"
+	"github.com/benchhq/bench/sandbox"
 	"github.com/benchhq/bench/tasks"
 )
 
@@ -48,7 +49,7 @@ type Plan struct {
 	Profiles    agent.Profiles
 	ProfilesRaw map[string]any
 	// Sandbox configures the isolation of commands and sandboxed servers.
-	Sandbox agent.SandboxConfig
+	Sandbox sandbox.Config
 	// BaseDir is the folder relative approver commands are found from
 	// (the run file's folder).
 	BaseDir string
@@ -150,6 +151,11 @@ func (p *Plan) Normalize() error {
 	}
 	if _, err := agent.NumCtx(p.Options); err != nil {
 		return fmt.Errorf("plan: options: %w", err)
+	}
+	for _, t := range p.Suite.Tasks {
+		if t.Tests.Report != "" && t.Record == nil {
+			return fmt.Errorf("plan: task %s: its tests report each test (report = %q) but have no record of which must pass: write it with %s", t.ID, t.Tests.Report, t.RecordCommand())
+		}
 	}
 	builtins := agent.BuiltinNames()
 	seen := map[string]bool{}

@@ -7,28 +7,29 @@ import (
 	"github.com/benchhq/bench/agent"
 	"github.com/benchhq/bench/evaluator"
 	"github.com/benchhq/bench/results"
+	"github.com/benchhq/bench/sandbox"
 	"github.com/benchhq/bench/tasks"
 )
 
 // storedPlan is the plan as stored with its run (results.Run.Config), the
 // one shape it is written and read in.
 type storedPlan struct {
-	Name           string              `json:"name"`
-	Model          string              `json:"model"`
-	Options        map[string]any      `json:"options"`
-	Seed           int64               `json:"seed"`
-	Attempts       int                 `json:"attempts"`
-	Suite          string              `json:"suite"`
-	Arms           []Arm               `json:"arms"`
-	Concurrency    int                 `json:"concurrency"`
-	Limits         tasks.Limits        `json:"limits"`
-	System         string              `json:"system"`
-	MaxTries       int                 `json:"max_tries"`
-	Advantage      evaluator.Method    `json:"advantage"`
-	RequestTimeout tasks.Duration      `json:"request_timeout"`
-	Profiles       map[string]any      `json:"profiles"`
-	Sandbox        agent.SandboxConfig `json:"sandbox"`
-	BaseDir        string              `json:"base_dir"`
+	Name           string           `json:"name"`
+	Model          string           `json:"model"`
+	Options        map[string]any   `json:"options"`
+	Seed           int64            `json:"seed"`
+	Attempts       int              `json:"attempts"`
+	Suite          string           `json:"suite"`
+	Arms           []Arm            `json:"arms"`
+	Concurrency    int              `json:"concurrency"`
+	Limits         tasks.Limits     `json:"limits"`
+	System         string           `json:"system"`
+	MaxTries       int              `json:"max_tries"`
+	Advantage      evaluator.Method `json:"advantage"`
+	RequestTimeout tasks.Duration   `json:"request_timeout"`
+	Profiles       map[string]any   `json:"profiles"`
+	Sandbox        sandbox.Config   `json:"sandbox"`
+	BaseDir        string           `json:"base_dir"`
 }
 
 // storedPlanOf is the stored form of a normalized plan.

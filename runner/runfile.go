@@ -9,6 +9,7 @@ import (
 
 	"github.com/benchhq/bench/agent"
 	"github.com/benchhq/bench/evaluator"
+	"github.com/benchhq/bench/sandbox"
 	"github.com/benchhq/bench/tasks"
 )
 
@@ -43,7 +44,7 @@ type RunFile struct {
 	// (agent.ParseProfiles), the built-in profiles included.
 	ParsedProfiles agent.Profiles `toml:"-"`
 	// Sandbox configures the isolation of commands.
-	Sandbox agent.SandboxConfig `toml:"sandbox"`
+	Sandbox sandbox.Config `toml:"sandbox"`
 }
 
 // LoadRunFile reads and checks a run file. Errors name the file and field.

@@ -17,6 +17,7 @@ import (
 	"github.com/benchhq/bench/agent"
 	"github.com/benchhq/bench/overhead"
 	"github.com/benchhq/bench/results"
+	"github.com/benchhq/bench/sandbox"
 )
 
 // Runner runs plans against a model and stores the attempts.
@@ -41,9 +42,9 @@ type Runner struct {
 	BenchPath string
 	// Version is recorded with each run.
 	Version string
-	// Sandbox isolates commands (and servers that ask for it); nil runs
-	// them in the confined mode only.
-	Sandbox *agent.Sandbox
+	// Sandbox runs the attempts' commands, their sandboxed servers and the
+	// hidden tests (required; its Off mode isolates nothing).
+	Sandbox *sandbox.Sandbox
 
 	approvers map[string]agent.Approver
 }
@@ -80,6 +81,9 @@ func NewRunID(now time.Time) string {
 func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, error) {
 	if err := plan.Normalize(); err != nil {
 		return nil, err
+	}
+	if r.Sandbox == nil {
+		return nil, errors.New("runner: no sandbox: make one with sandbox.New (its Off mode isolates nothing, but still ends every process of an attempt)")
 	}
 	r.approvers = map[string]agent.Approver{}
 	for _, a := range plan.Arms {
@@ -206,13 +210,14 @@ func (r *Runner) newRun(plan *Plan, runID string) *results.Run {
 		Config:          string(cfg),
 		Status:          results.RunRunning,
 		BenchVersion:    r.Version,
+		Isolation:       r.Sandbox.Isolation(),
 	}
 	for i, a := range plan.Arms {
 		ac, _ := json.Marshal(a)
 		run.Arms = append(run.Arms, results.Arm{Name: a.Name, Index: i, Config: string(ac)})
 	}
 	for _, t := range plan.Suite.Tasks {
-		run.Tasks = append(run.Tasks, results.TaskInfo{ID: t.ID, Dir: t.Dir, Hash: t.Hash, Instruction: t.Instruction})
+		run.Tasks = append(run.Tasks, results.TaskInfo{ID: t.ID, Dir: t.Dir, Hash: t.Hash, Instruction: t.Instruction, Report: t.Tests.Report})
 	}
 	return run
 }

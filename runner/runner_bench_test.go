@@ -10,6 +10,7 @@ import (
 
 	"github.com/benchhq/bench/agent"
 	"github.com/benchhq/bench/internal/ollamatest"
+	"github.com/benchhq/bench/internal/sandboxtest"
 	"github.com/benchhq/bench/results"
 	"github.com/benchhq/bench/runner"
 	"github.com/benchhq/bench/tasks"
@@ -64,6 +65,7 @@ var fiveTurns = ollamatest.Turns(
 //
 //	go test -run '^$' -bench Attempt -benchtime 200x ./runner/
 func BenchmarkAttempt(b *testing.B) {
+	sb := sandboxtest.New(b)
 	for _, conc := range []int{1, 2, 4} {
 		b.Run(fmt.Sprintf("concurrency=%d", conc), func(b *testing.B) {
 			srv := ollamatest.New(fiveTurns)
@@ -74,7 +76,7 @@ func BenchmarkAttempt(b *testing.B) {
 			}
 			defer store.Close()
 			model, _ := agent.NewOllama(srv.URL, nil)
-			r := &runner.Runner{Model: model, Store: store, TempDir: b.TempDir()}
+			r := &runner.Runner{Model: model, Store: store, TempDir: b.TempDir(), Sandbox: sb}
 			plan := &runner.Plan{Model: "fake", Suite: benchTask(b), Attempts: b.N, Concurrency: conc}
 			b.ResetTimer()
 			start := time.Now()

@@ -10,6 +10,7 @@ import (
 	"github.com/benchhq/bench/internal/ollamatest"
 	"github.com/benchhq/bench/results"
 	"github.com/benchhq/bench/runner"
+	"github.com/benchhq/bench/sandbox"
 	"github.com/benchhq/bench/tasks"
 )
 
@@ -35,7 +36,12 @@ func ExampleRunner_Run() {
 		fmt.Println(err)
 		return
 	}
-	r := &runner.Runner{Model: model, Store: store, TempDir: dir}
+	sb, err := sandbox.New(context.Background(), sandbox.Off) // sandbox.Required where bubblewrap is installed
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	r := &runner.Runner{Model: model, Store: store, TempDir: dir, Sandbox: sb}
 	out, err := r.Run(context.Background(), &runner.Plan{Model: "fake", Suite: suite, Attempts: 3, Seed: 7}, "example")
 	if err != nil {
 		fmt.Println(err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/benchhq/bench/agent"
 	"github.com/benchhq/bench/internal/ollamatest"
+	"github.com/benchhq/bench/internal/sandboxtest"
 	"github.com/benchhq/bench/results"
 	"github.com/benchhq/bench/runner"
 	"github.com/benchhq/bench/tasks"
@@ -49,6 +50,7 @@ func newFixture(t *testing.T, script ollamatest.Script, opts ...ollamatest.Optio
 		Store:   store,
 		TempDir: t.TempDir(),
 		Backoff: func(int) time.Duration { return time.Millisecond },
+		Sandbox: sandboxtest.New(t),
 	}}
 }
 

@@ -22,7 +22,14 @@ type Suite struct {
 // LoadSuite loads every task of the suite in dir: each subfolder that holds
 // a task.toml. dir may also be a single task folder, which makes a suite of
 // one. All tasks are validated; the first bad one is the error.
-func LoadSuite(dir string) (*Suite, error) {
+func LoadSuite(dir string) (*Suite, error) { return loadSuite(dir, true) }
+
+// LoadSuiteToRecord loads a suite as LoadSuite does, except that a task
+// whose test record is stale loads without it (Record nil): what
+// `bench validate --record` needs to write the record again.
+func LoadSuiteToRecord(dir string) (*Suite, error) { return loadSuite(dir, false) }
+
+func loadSuite(dir string, checkRecord bool) (*Suite, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("load suite %s: %w", dir, err)
@@ -38,7 +45,7 @@ func LoadSuite(dir string) (*Suite, error) {
 		return nil, fmt.Errorf("load suite %s: not a folder", dir)
 	}
 	if _, err := os.Stat(filepath.Join(abs, FileName)); err == nil {
-		t, err := Load(abs)
+		t, err := load(abs, checkRecord)
 		if err != nil {
 			return nil, err
 		}
@@ -57,7 +64,7 @@ func LoadSuite(dir string) (*Suite, error) {
 		if _, err := os.Stat(filepath.Join(sub, FileName)); err != nil {
 			continue
 		}
-		t, err := Load(sub)
+		t, err := load(sub, checkRecord)
 		if err != nil {
 			return nil, err
 		}

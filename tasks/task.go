@@ -21,6 +21,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -60,6 +61,12 @@ type Task struct {
 	Tests Tests
 	// Servers are the MCP servers this task attaches.
 	Servers []Server
+	// Environment is how the task's environment is prepared before its
+	// first attempt.
+	Environment Environment
+	// Record is the record of the hidden tests that bench validate wrote
+	// (RecordFile); nil when the task has none.
+	Record *Record
 	// Hash is a digest of every file of the task folder, so that a resumed
 	// run can tell a task changed under it.
 	Hash string
@@ -72,12 +79,72 @@ type Limits struct {
 	WallTime  Duration `toml:"wall_time"`
 }
 
-// Tests says how the hidden tests run: Command is run by /bin/sh in the
-// attempt's workspace after tests/ has been copied into it; exit status 0
-// means reward 1.
+// Tests says how the hidden tests run and what they score. Command is run
+// by /bin/sh in a fresh scoring folder: a new copy of workspace/, the
+// agent's changes to the files that count as its result (Result), then
+// tests/. The reward is 1 when it exits 0 and, with a Report, every test
+// that the task's Record lists reports a pass.
 type Tests struct {
-	Command string   `toml:"command"`
+	// Command is the shell command that runs the hidden tests.
+	Command string `toml:"command"`
+	// Timeout bounds the command (default 2 minutes).
 	Timeout Duration `toml:"timeout"`
+	// Report is the form in which the command reports each test's
+	// outcome: ReportGoTestJSON, ReportJUnit, ReportUnittest, ReportTAP;
+	// "" for none (the reward then rests on the exit status alone).
+	Report string `toml:"report"`
+	// ReportFile is the file a ReportJUnit command writes, relative to the
+	// scoring folder.
+	ReportFile string `toml:"report_file"`
+	// Result are globs (MatchGlob's) of the files that count as the agent's
+	// result; empty for the default rule (see Counts).
+	Result []string `toml:"result"`
+	// Env is the environment the tests get beyond bench's clean base
+	// (PATH, LANG, HOME): the only way the operator's or the task's
+	// settings reach them.
+	Env map[string]string `toml:"env"`
+}
+
+// The per-test report forms of Tests.Report.
+const (
+	// ReportGoTestJSON is `go test -json` on standard output.
+	ReportGoTestJSON = "go-test-json"
+	// ReportJUnit is a JUnit XML file (pytest --junitxml and most other
+	// runners), at Tests.ReportFile.
+	ReportJUnit = "junit"
+	// ReportUnittest is the verbose output of Python's unittest (-v) on
+	// standard error.
+	ReportUnittest = "unittest"
+	// ReportTAP is the Test Anything Protocol on standard output.
+	ReportTAP = "tap"
+)
+
+// Environment says how a task's environment is prepared: once per task and
+// toolchain, in the sandbox, before the first attempt (and by bench
+// validate). The tool caches its tests need are warmed, then kept and
+// shown to every attempt and scoring run through a private copy.
+type Environment struct {
+	// Setup is a shell command run once in a copy of workspace/, with the
+	// environment's HOME, before the caches are warmed (for example
+	// "go build ./... && go vet ./..."). Neither the hidden tests nor the
+	// solution are there when it runs.
+	Setup string `toml:"setup"`
+	// Network lets Setup reach the network (to download modules); attempts
+	// and hidden tests never get it from here.
+	Network bool `toml:"network"`
+	// Timeout bounds Setup and each warming step (default 10 minutes).
+	Timeout Duration `toml:"timeout"`
+}
+
+// DefaultSetupTimeout bounds an environment's set-up step.
+const DefaultSetupTimeout = 10 * time.Minute
+
+// TimeoutOr returns the set-up timeout, with the default applied.
+func (e Environment) TimeoutOr() time.Duration {
+	if e.Timeout.Duration > 0 {
+		return e.Timeout.Duration
+	}
+	return DefaultSetupTimeout
 }
 
 // Server declares an MCP server: stdio (Command, Args, Env) or Streamable
@@ -127,12 +194,13 @@ func (d Duration) MarshalText() ([]byte, error) { return []byte(d.Duration.Strin
 
 // file is the on-disk shape of task.toml.
 type file struct {
-	Format      int      `toml:"format"`
-	Instruction string   `toml:"instruction"`
-	Tags        []string `toml:"tags"`
-	Limits      Limits   `toml:"limits"`
-	Tests       Tests    `toml:"tests"`
-	Servers     []Server `toml:"servers"`
+	Format      int         `toml:"format"`
+	Instruction string      `toml:"instruction"`
+	Tags        []string    `toml:"tags"`
+	Limits      Limits      `toml:"limits"`
+	Tests       Tests       `toml:"tests"`
+	Servers     []Server    `toml:"servers"`
+	Environment Environment `toml:"environment"`
 }
 
 // FieldError is a problem with one field of a task file.
@@ -149,8 +217,10 @@ func (e *FieldError) Error() string {
 	return fmt.Sprintf("%s: field %s: %s", e.File, e.Field, e.Msg)
 }
 
-// Load reads and validates the task in dir.
-func Load(dir string) (*Task, error) {
+// Load reads and validates the task in dir, with its test record.
+func Load(dir string) (*Task, error) { return load(dir, true) }
+
+func load(dir string, checkRecord bool) (*Task, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, fmt.Errorf("load task %s: %w", dir, err)
@@ -177,8 +247,11 @@ func Load(dir string) (*Task, error) {
 			return nil, &FieldError{File: path, Msg: sub + " must be a folder"}
 		}
 	}
-	if t.Hash, err = hashDir(abs); err != nil {
+	if t.Hash, err = hashDir(abs, RecordFile); err != nil {
 		return nil, fmt.Errorf("load task %s: hash: %w", dir, err)
+	}
+	if err := t.loadRecord(); err != nil && checkRecord {
+		return nil, err
 	}
 	return t, nil
 }
@@ -192,7 +265,7 @@ func Parse(path string, data []byte) (*Task, error) {
 		return nil, TOMLError(path, err)
 	}
 	if und := md.Undecoded(); len(und) > 0 {
-		return nil, &FieldError{File: path, Field: und[0].String(), Msg: "unknown field (expected one of: format, instruction, tags, limits.{max_turns,max_tokens,wall_time}, tests.{command,timeout}, [[servers]])"}
+		return nil, &FieldError{File: path, Field: und[0].String(), Msg: "unknown field (expected one of: format, instruction, tags, limits.{max_turns,max_tokens,wall_time}, tests.{command,timeout,report,report_file,result,env}, environment.{setup,network,timeout}, [[servers]])"}
 	}
 	if !md.IsDefined("format") {
 		return nil, &FieldError{File: path, Field: "format", Msg: fmt.Sprintf("missing: set format = %d", FormatVersion)}
@@ -212,6 +285,9 @@ func Parse(path string, data []byte) (*Task, error) {
 	if f.Limits.MaxTokens < 0 {
 		return nil, &FieldError{File: path, Field: "limits.max_tokens", Msg: "expected a positive number"}
 	}
+	if err := f.Tests.validate(path); err != nil {
+		return nil, err
+	}
 	if err := ValidateServers(path, "servers", f.Servers); err != nil {
 		return nil, err
 	}
@@ -222,6 +298,7 @@ func Parse(path string, data []byte) (*Task, error) {
 		Limits:      f.Limits,
 		Tests:       f.Tests,
 		Servers:     f.Servers,
+		Environment: f.Environment,
 	}, nil
 }
 
@@ -321,8 +398,9 @@ func (t *Task) SolutionDir() string { return filepath.Join(t.Dir, "solution") }
 // DataDir is the task's data folder (outside the workspace).
 func (t *Task) DataDir() string { return filepath.Join(t.Dir, "data") }
 
-// hashDir digests every regular file and symlink under dir, by relative path.
-func hashDir(dir string) (string, error) {
+// hashDir digests every regular file and symlink under dir, by relative
+// path, but the files named in skip (relative paths).
+func hashDir(dir string, skip ...string) (string, error) {
 	h := sha256.New()
 	var paths []string
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
@@ -333,6 +411,9 @@ func hashDir(dir string) (string, error) {
 			if d.Name() == "__pycache__" || d.Name() == ".pytest_cache" {
 				return filepath.SkipDir
 			}
+			return nil
+		}
+		if rel, _ := filepath.Rel(dir, p); slices.Contains(skip, filepath.ToSlash(rel)) {
 			return nil
 		}
 		paths = append(paths, p)

@@ -15,7 +15,7 @@ func ExampleLoadSuite() {
 	}
 	t, _ := suite.Task("recipe-trailing-dot")
 	fmt.Println(len(suite.Tasks) >= 8, t.Tests.Command, t.Limits.MaxTurnsOr())
-	// Output: true python3 -m unittest -q test_recipe_hidden 20
+	// Output: true python3 -m unittest -v test_recipe_hidden 20
 }
 
 // A bad task file is refused with the file, the field and what was expected.

@@ -17,6 +17,7 @@ import (
 	"github.com/benchhq/bench/evaluator"
 	"github.com/benchhq/bench/results"
 	"github.com/benchhq/bench/runner"
+	"github.com/benchhq/bench/sandbox"
 	"github.com/benchhq/bench/tasks"
 )
 
@@ -154,7 +155,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.Var(&f.servers, "server", serverFlagHelp)
 	fs.StringVar(&f.profile, "profile", "", "permission profile: full, standard (default), no-exec, read-only, ask-exec, or one of the run file's")
 	fs.StringVar(&f.approver, "approver", "", "who answers calls the profile asks about: deny (default), allow, terminal, command:PROG ARGS")
-	fs.StringVar(&f.sandbox, "sandbox", "", "isolate commands with bubblewrap: auto (default: when available), required, off")
+	fs.StringVar(&f.sandbox, "sandbox", "", "isolate commands and hidden tests with bubblewrap: required (default; refuse without it) or off (run them on the host, unisolated: the run is marked so)")
 	fs.StringVar(&f.advantage, "advantage", "", "advantage method stored per attempt: grpo, grpo-batch, drgrpo, rloo (default grpo)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -202,12 +203,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	// Everything that can be checked without the database is checked
 	// first, so that bad input leaves no file behind.
 	var plan *runner.Plan
-	var sandbox *agent.Sandbox
+	var sb *sandbox.Sandbox
 	if f.resume == "" {
 		if plan, err = planFromFlags(&f, set, rf); err != nil {
 			return err
 		}
-		if sandbox, err = readyPlan(ctx, plan, &f, set, stderr); err != nil {
+		if sb, err = readyPlan(ctx, plan, &f, set, stderr); err != nil {
 			return err
 		}
 	}
@@ -246,7 +247,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if set["max-tries"] {
 			plan.MaxTries = f.maxTries
 		}
-		if sandbox, err = readyPlan(ctx, plan, &f, set, stderr); err != nil {
+		if sb, err = readyPlan(ctx, plan, &f, set, stderr); err != nil {
 			return err
 		}
 	} else if plan.Name != "" {
@@ -261,12 +262,13 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 
 	exe, _ := os.Executable()
-	r := &runner.Runner{Model: model, Store: store, Log: stderr, BenchPath: exe, Version: version, Sandbox: sandbox}
+	r := &runner.Runner{Model: model, Store: store, Log: stderr, BenchPath: exe, Version: version, Sandbox: sb}
 	if !f.noProgress && isTerminal(stderr) {
 		r.Progress = stderr
 	}
-	if sandbox != nil {
-		fmt.Fprintf(stderr, "sandbox: %s\n", sandbox)
+	fmt.Fprintf(stderr, "sandbox: %s\n", sb)
+	if !sb.Isolated() {
+		fmt.Fprintln(stderr, "warning: --sandbox off: the agent's commands and the hidden tests run on the host, unisolated; the run is marked so in the store and in every report")
 	}
 	fmt.Fprintf(stderr, "run %s: model %s, %d tasks × %d attempts × %d arms, concurrency %d, results in %s\n",
 		runID, plan.Model, len(plan.Suite.Tasks), plan.Attempts, max(len(plan.Arms), 1), plan.Concurrency, dbPath)
@@ -337,7 +339,7 @@ func planFromFlags(f *runFlags, set map[string]bool, rf *runner.RunFile) (*runne
 		p.Sandbox.Mode = f.sandbox
 	}
 	if err := p.Sandbox.Validate("--sandbox"); err != nil {
-		return nil, usagef("run: --sandbox: expected auto, required or off, got %q", f.sandbox)
+		return nil, usagef("run: --sandbox: expected required or off, got %q", f.sandbox)
 	}
 	if set["request-timeout"] {
 		if f.reqTimeout <= 0 {
@@ -478,30 +480,26 @@ func planFromFlags(f *runFlags, set map[string]bool, rf *runner.RunFile) (*runne
 
 // readyPlan applies the --sandbox flag, checks the plan whole and finds
 // the sandbox it asks for: the last checks before a run can start.
-func readyPlan(ctx context.Context, plan *runner.Plan, f *runFlags, set map[string]bool, stderr io.Writer) (*agent.Sandbox, error) {
+func readyPlan(ctx context.Context, plan *runner.Plan, f *runFlags, set map[string]bool, stderr io.Writer) (*sandbox.Sandbox, error) {
 	if set["sandbox"] {
 		plan.Sandbox.Mode = f.sandbox
 	}
 	if err := plan.Normalize(); err != nil {
 		return nil, usagef("run: %v", err)
 	}
-	return sandboxFor(ctx, plan.Sandbox.Mode, stderr)
+	return sandboxFor(ctx, plan.Sandbox.Mode)
 }
 
-// sandboxFor finds the sandbox a run asked for: none with "off", an error
-// with "required" when bubblewrap is unusable, and with "auto" (the
-// default) the sandbox if it works, or a warning and the confined mode.
-func sandboxFor(ctx context.Context, mode string, stderr io.Writer) (*agent.Sandbox, error) {
-	if mode == agent.SandboxOff {
-		return nil, nil
-	}
-	sb, err := agent.DetectSandbox(ctx)
+// sandboxFor makes the sandbox of a mode. Without bubblewrap only the Off
+// mode runs, when asked for: bench never falls back to running commands
+// unisolated on its own.
+func sandboxFor(ctx context.Context, mode string) (*sandbox.Sandbox, error) {
+	sb, err := sandbox.New(ctx, mode)
 	if err != nil {
-		if mode == agent.SandboxRequired {
-			return nil, fmt.Errorf("sandbox required, but: %w", err)
+		if mode == sandbox.Off {
+			return nil, fmt.Errorf("--sandbox off: %w", err)
 		}
-		fmt.Fprintf(stderr, "warning: %v; commands run in the confined mode only (workspace folder, filtered environment, timeout), without isolation\n", err)
-		return nil, nil
+		return nil, fmt.Errorf("commands run isolated, but %w", err)
 	}
 	return sb, nil
 }

@@ -11,16 +11,17 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/benchhq/bench/agent"
 	"github.com/benchhq/bench/evaluator"
+	"github.com/benchhq/bench/sandbox"
 	"github.com/benchhq/bench/tasks"
 )
 
 func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("validate", stderr, "Usage: bench validate [flags] [SUITE|TASK]\n\nChecks every task without a model: its reference solution (solution/solve.sh)\nmust pass the hidden tests, and its untouched workspace must fail them.\n\nFlags:\n")
+	fs := newFlagSet("validate", stderr, "Usage: bench validate [flags] [SUITE|TASK]\n\nChecks every task without a model: its reference solution (solution/solve.sh)\nmust pass the hidden tests, and its untouched workspace must fail them, both\nscored as in a run (a fresh scoring folder, the task's result rule, the\nsandbox). A task whose tests report each test gets its record written\n("+tasks.RecordFile+": the tests that must pass) when it has none, and\nchecked when it has one.\n\nFlags:\n")
 	jobs := fs.Int("j", 2, "tasks checked at once")
 	verbose := fs.Bool("v", false, "show the test output of invalid tasks")
-	sandbox := fs.String("sandbox", agent.SandboxAuto, "run the hidden tests in the bubblewrap sandbox, as bench run does: auto, required, off")
+	mode := fs.String("sandbox", sandbox.Required, "run the hidden tests in the bubblewrap sandbox, as bench run does: required, or off (on the host, unisolated)")
+	record := fs.Bool("record", false, "write each valid task's record of its tests again ("+tasks.RecordFile+"), after its tests changed")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -37,28 +38,34 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if _, err := os.Stat(dir); err != nil {
 		return usagef("validate: %s: no such folder", dir)
 	}
-	suite, err := tasks.LoadSuite(dir)
+	load := tasks.LoadSuite
+	if *record {
+		load = tasks.LoadSuiteToRecord
+	}
+	suite, err := load(dir)
 	if err != nil {
 		return err
 	}
-	if err := (agent.SandboxConfig{Mode: *sandbox}).Validate("--sandbox"); err != nil {
-		return usagef("validate: --sandbox: expected auto, required or off, got %q", *sandbox)
+	if err := sandbox.ValidateMode(*mode); err != nil {
+		return usagef("validate: --sandbox: %v", err)
 	}
-	sb, err := sandboxFor(ctx, *sandbox, stderr)
+	sb, err := sandboxFor(ctx, *mode)
 	if err != nil {
 		return err
 	}
-	if sb != nil {
-		fmt.Fprintf(stderr, "sandbox: %s\n", sb)
+	fmt.Fprintf(stderr, "sandbox: %s\n", sb)
+	hide := []string{suite.Dir}
+	for _, t := range suite.Tasks {
+		hide = append(hide, t.Dir)
 	}
-	wrap := evaluator.Wrap(sb.Command(agent.SandboxConfig{}.Confinement(false)))
+	scorer := &evaluator.Scorer{Sandbox: sb, Spec: sandbox.Spec{Hide: hide}}
 	vals := make([]*evaluator.Validation, len(suite.Tasks))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(*jobs)
 	start := time.Now()
 	for i, t := range suite.Tasks {
 		g.Go(func() error {
-			v, err := evaluator.Validate(gctx, t, "", wrap)
+			v, err := evaluator.Validate(gctx, t, scorer, evaluator.ValidateOptions{Record: *record})
 			if err != nil {
 				return err
 			}
@@ -70,7 +77,7 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TASK\tSOLUTION\tUNTOUCHED\tVERDICT")
+	fmt.Fprintln(tw, "TASK\tSOLUTION\tUNTOUCHED\tTESTS\tVERDICT")
 	bad := 0
 	for _, v := range vals {
 		sol := "-"
@@ -85,7 +92,7 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			bad++
 			verdict = "INVALID: " + strings.Join(v.Problems, "; ")
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.Task.ID, sol, unt, verdict)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", v.Task.ID, sol, unt, testsColumn(v), verdict)
 	}
 	tw.Flush()
 	fmt.Fprintf(stdout, "%d tasks, %d valid, %d invalid (%s)\n", len(vals), len(vals)-bad, bad, time.Since(start).Round(time.Millisecond))
@@ -113,6 +120,27 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return errSilent
 	}
 	return nil
+}
+
+// testsColumn says what a task's rewards rest on: its recorded tests
+// (and whether they were written now), or the exit status alone.
+func testsColumn(v *evaluator.Validation) string {
+	t := v.Task
+	if t.Tests.Report == "" {
+		return "exit status only"
+	}
+	r := v.Record
+	if r == nil {
+		r = t.Record
+	}
+	if r == nil {
+		return t.Tests.Report
+	}
+	s := fmt.Sprintf("%d+%d %s", len(r.FailToPass), len(r.PassToPass), t.Tests.Report)
+	if v.Recorded {
+		s += " (recorded)"
+	}
+	return s
 }
 
 func passFail(ok bool) string {

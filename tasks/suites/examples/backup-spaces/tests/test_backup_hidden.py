@@ -1,72 +1,64 @@
-"""Hidden check: backup.sh copes with spaces in file and folder names."""
+"""Hidden tests: backup.sh copes with spaces in file and folder names."""
 
 import os
 import subprocess
-import sys
 import tempfile
+import unittest
 
 SCRIPT = os.path.abspath("backup.sh")
-failures = []
 
 
-def run(src, dst):
-    return subprocess.run(["/bin/sh", SCRIPT, src, dst], capture_output=True, text=True, timeout=20)
+def run(*args):
+    return subprocess.run(["/bin/sh", SCRIPT, *args], capture_output=True, text=True, timeout=20)
 
 
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
+class TestBackup(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.d = self.tmp.name
 
+    def tearDown(self):
+        self.tmp.cleanup()
 
-with tempfile.TemporaryDirectory() as d:
-    # Spaces everywhere.
-    src = os.path.join(d, "my documents")
-    dst = os.path.join(d, "back ups", "today")
-    os.makedirs(os.path.join(src, "sub folder"))
-    files = {
-        "a b.txt": "one\n",
-        "two  spaces.txt": "two\n",
-        "plain.txt": "three\n",
-        " leading.txt": "four\n",
-    }
-    for name, body in files.items():
-        with open(os.path.join(src, name), "w") as f:
+    def write(self, path, body):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
             f.write(body)
-    with open(os.path.join(src, "sub folder", "inner.txt"), "w") as f:
-        f.write("not copied\n")
-    r = run(src, dst)
-    check(r.returncode == 0, f"exit status {r.returncode}, stderr: {r.stderr.strip()}")
-    check(r.stdout.strip() == "backed up 4 files", f"stdout {r.stdout.strip()!r}, want 'backed up 4 files'")
-    want = sorted(n + ".bak" for n in files)
-    got = sorted(os.listdir(dst)) if os.path.isdir(dst) else []
-    check(got == want, f"DST holds {got}, want {want}")
-    for name, body in files.items():
-        p = os.path.join(dst, name + ".bak")
-        if os.path.exists(p):
-            with open(p) as f:
-                check(f.read() == body, f"{name}.bak has the wrong content")
 
-    # An empty source folder.
-    empty = os.path.join(d, "empty dir")
-    os.makedirs(empty)
-    r = run(empty, os.path.join(d, "out 2"))
-    check(r.returncode == 0, f"empty SRC: exit status {r.returncode}, stderr: {r.stderr.strip()}")
-    check(r.stdout.strip() == "backed up 0 files", f"empty SRC: stdout {r.stdout.strip()!r}")
+    def test_spaces_everywhere(self):
+        src = os.path.join(self.d, "my documents")
+        dst = os.path.join(self.d, "back ups", "today")
+        files = {"a b.txt": "one\n", "two  spaces.txt": "two\n", "plain.txt": "three\n", " leading.txt": "four\n"}
+        for name, body in files.items():
+            self.write(os.path.join(src, name), body)
+        self.write(os.path.join(src, "sub folder", "inner.txt"), "not copied\n")
+        r = run(src, dst)
+        self.assertEqual(r.returncode, 0, f"stderr: {r.stderr.strip()}")
+        self.assertEqual(r.stdout.strip(), "backed up 4 files")
+        got = sorted(os.listdir(dst)) if os.path.isdir(dst) else []
+        self.assertEqual(got, sorted(n + ".bak" for n in files))
+        for name, body in files.items():
+            with open(os.path.join(dst, name + ".bak")) as f:
+                self.assertEqual(f.read(), body, f"{name}.bak has the wrong content")
 
-    # Plain names still work.
-    plain_src = os.path.join(d, "src")
-    os.makedirs(plain_src)
-    with open(os.path.join(plain_src, "x.conf"), "w") as f:
-        f.write("x\n")
-    r = run(plain_src, os.path.join(d, "dst"))
-    check(r.stdout.strip() == "backed up 1 files", f"plain names: stdout {r.stdout.strip()!r}")
-    check(os.path.exists(os.path.join(d, "dst", "x.conf.bak")), "plain names: x.conf.bak missing")
+    def test_empty_source(self):
+        empty = os.path.join(self.d, "empty dir")
+        os.makedirs(empty)
+        r = run(empty, os.path.join(self.d, "out 2"))
+        self.assertEqual(r.returncode, 0, f"stderr: {r.stderr.strip()}")
+        self.assertEqual(r.stdout.strip(), "backed up 0 files")
 
-    # Wrong usage.
-    r = subprocess.run(["/bin/sh", SCRIPT, src], capture_output=True, text=True, timeout=20)
-    check(r.returncode == 2, f"one argument: exit status {r.returncode}, want 2")
+    def test_plain_names(self):
+        src = os.path.join(self.d, "src")
+        self.write(os.path.join(src, "x.conf"), "x\n")
+        r = run(src, os.path.join(self.d, "dst"))
+        self.assertEqual(r.stdout.strip(), "backed up 1 files")
+        self.assertTrue(os.path.exists(os.path.join(self.d, "dst", "x.conf.bak")))
 
-if failures:
-    print("\n".join(failures))
-    sys.exit(1)
-print("ok")
+    def test_wrong_usage(self):
+        r = run(os.path.join(self.d, "src"))
+        self.assertEqual(r.returncode, 2)
+
+
+if __name__ == "__main__":
+    unittest.main()

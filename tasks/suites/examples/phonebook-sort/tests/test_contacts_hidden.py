@@ -1,4 +1,4 @@
-"""Hidden check: contacts.txt sorted like a phone book, nothing else changed.
+"""Hidden tests: contacts.txt sorted like a phone book, nothing else changed.
 
 The subtleties: the header comment stays on top, the order ignores case
 ("ada lovelace" files under L), people sharing a last name go by first name,
@@ -6,7 +6,7 @@ the lines themselves are not rewritten, and the file still ends with a
 newline.
 """
 
-import sys
+import unittest
 
 WANT = """# Team phone list: "First Last: phone", one person per line
 Frances Allen: 555-0164
@@ -26,17 +26,27 @@ Ken Thompson: 555-0158
 Alan Turing: 555-0199
 """
 
-with open("contacts.txt", encoding="utf-8", newline="") as f:
-    got = f.read()
-if got == WANT:
-    print("ok")
-    sys.exit(0)
-if got.rstrip("\n") == WANT.rstrip("\n"):
-    sys.exit("contacts.txt: right order, but the end of the file changed (it ended with exactly one newline)")
-got_lines, want_lines = got.splitlines(), WANT.splitlines()
-if sorted(got_lines) != sorted(want_lines):
-    sys.exit("contacts.txt: lines were added, removed or rewritten")
-for i, (g, w) in enumerate(zip(got_lines, want_lines), 1):
-    if g != w:
-        sys.exit(f"contacts.txt line {i}: got {g!r}, want {w!r}")
-sys.exit("contacts.txt differs")
+
+def contacts():
+    with open("contacts.txt", encoding="utf-8", newline="") as f:
+        return f.read()
+
+
+class TestContacts(unittest.TestCase):
+    def test_same_lines(self):
+        self.assertEqual(sorted(contacts().splitlines()), sorted(WANT.splitlines()),
+                         "lines were added, removed or rewritten")
+
+    def test_header_first(self):
+        self.assertEqual(contacts().splitlines()[:1], WANT.splitlines()[:1])
+
+    def test_phone_book_order(self):
+        self.assertEqual(contacts().splitlines(), WANT.splitlines())
+
+    def test_ends_with_one_newline(self):
+        got = contacts()
+        self.assertTrue(got.endswith("\n") and not got.endswith("\n\n"), "the file must end with exactly one newline")
+
+
+if __name__ == "__main__":
+    unittest.main()

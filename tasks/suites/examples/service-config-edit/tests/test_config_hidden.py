@@ -1,8 +1,8 @@
-"""Hidden check: config/service.json edited as asked, nothing else changed."""
+"""Hidden tests: config/service.json edited as asked, nothing else changed."""
 
 import hashlib
 import json
-import sys
+import unittest
 
 WANT = json.loads(r"""{
   "name": "orders-api",
@@ -42,31 +42,36 @@ UNTOUCHED = {
     "README.md": "02103e5aedc4d35f584d30c96b818078aad191de4433090fe81507f216c8d8da"
 }
 
-errors = []
-with open("config/service.json", encoding="utf-8") as f:
-    text = f.read()
-try:
-    got = json.loads(text)
-except ValueError as e:
-    sys.exit(f"config/service.json is not valid JSON: {e}")
-if got != WANT:
-    for key in WANT:
-        if got.get(key) != WANT[key]:
-            errors.append(f"{key}: got {json.dumps(got.get(key))}, want {json.dumps(WANT[key])}")
-    for key in got:
-        if key not in WANT:
-            errors.append(f"unexpected key {key}")
-elif list(got) != list(WANT) or any(
-    isinstance(WANT[k], dict) and list(got[k]) != list(WANT[k]) for k in WANT
-):
-    errors.append("the keys are no longer in their original order")
-elif text.rstrip("\n") != json.dumps(got, indent=2):
-    errors.append("the layout changed: keep the 2-space indentation, one item per line")
-for name, digest in UNTOUCHED.items():
-    with open("config/" + name, "rb") as f:
-        if hashlib.sha256(f.read()).hexdigest() != digest:
-            errors.append(f"config/{name} was changed")
-if errors:
-    print("\n".join(errors))
-    sys.exit(1)
-print("ok")
+
+def read():
+    with open("config/service.json", encoding="utf-8") as f:
+        return f.read()
+
+
+class TestConfig(unittest.TestCase):
+    def test_values(self):
+        got = json.loads(read())
+        for key in WANT:
+            self.assertEqual(got.get(key), WANT[key], key)
+        self.assertEqual(sorted(got), sorted(WANT), "keys added or removed")
+
+    def test_key_order(self):
+        got = json.loads(read())
+        self.assertEqual(list(got), list(WANT))
+        for k in WANT:
+            if isinstance(WANT[k], dict):
+                self.assertEqual(list(got[k]), list(WANT[k]), k)
+
+    def test_layout(self):
+        text = read()
+        self.assertEqual(text.rstrip("\n"), json.dumps(json.loads(text), indent=2),
+                         "keep the 2-space indentation, one item per line")
+
+    def test_other_files_unchanged(self):
+        for name, digest in UNTOUCHED.items():
+            with open("config/" + name, "rb") as f:
+                self.assertEqual(hashlib.sha256(f.read()).hexdigest(), digest, f"config/{name} was changed")
+
+
+if __name__ == "__main__":
+    unittest.main()

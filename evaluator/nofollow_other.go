@@ -1,0 +1,5 @@
+//go:build !unix
+
+package evaluator
+
+const syscallNoFollow = 0

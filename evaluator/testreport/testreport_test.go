@@ -1,0 +1,164 @@
+package testreport
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/benchhq/bench/tasks"
+)
+
+func readData(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// outcomes renders cases as "id=outcome" lines, for comparison.
+func outcomes(cases []Case) string {
+	var b strings.Builder
+	for _, c := range cases {
+		b.WriteString(c.ID + "=" + string(c.Outcome) + "\n")
+	}
+	return b.String()
+}
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		name    string
+		form    string
+		out     Output
+		want    string // id=outcome lines
+		wantErr string
+	}{
+		{
+			name: "go test -json, recorded from a real run",
+			form: tasks.ReportGoTestJSON,
+			out:  Output{Stdout: readData(t, "go-test.json")},
+			want: "example.com/tr::TestFail=fail\nexample.com/tr::TestPass=pass\nexample.com/tr::TestSkip=skip\n" +
+				"example.com/tr::TestSub=fail\nexample.com/tr::TestSub/a:b=pass\nexample.com/tr::TestSub/v1.2=fail\n",
+		},
+		{
+			name: "go test -json: a test that never ended fails",
+			form: tasks.ReportGoTestJSON,
+			out:  Output{Stdout: []byte(`{"Action":"run","Package":"p","Test":"TestA"}` + "\n" + `{"Action":"output","Package":"p","Test":"TestA","Output":"=== RUN TestA\n"}` + "\n")},
+			want: "p::TestA=fail\n",
+		},
+		{
+			name:    "go test -json: a broken event line",
+			form:    tasks.ReportGoTestJSON,
+			out:     Output{Stdout: []byte(`{"Action":"pass","Package":"p","Test":"TestA"` + "\n")},
+			wantErr: "line 1",
+		},
+		{
+			name: "go test -json: the go command's own lines are skipped",
+			form: tasks.ReportGoTestJSON,
+			out:  Output{Stdout: []byte("FAIL\tp [build failed]\n")},
+			want: "",
+		},
+		{
+			name: "unittest -v, recorded from a real run",
+			form: tasks.ReportUnittest,
+			out:  Output{Stderr: readData(t, "unittest-v.txt")},
+			want: "test_m.T.test_doc=pass\ntest_m.T.test_err=fail\ntest_m.T.test_fail=fail\ntest_m.T.test_ok=pass\ntest_m.T.test_skip=skip\n",
+		},
+		{
+			name: "unittest -v before Python 3.11, and output between the name and the result",
+			form: tasks.ReportUnittest,
+			out:  Output{Stderr: []byte("test_a (m.C) ... some output\nmore\nok\ntest_b (m.C) ... expected failure\n\n---\nRan 2 tests in 0.001s\n\nOK\n")},
+			want: "m.C.test_a=pass\nm.C.test_b=pass\n",
+		},
+		{
+			name:    "unittest: a count that does not match",
+			form:    tasks.ReportUnittest,
+			out:     Output{Stderr: []byte("test_a (m.C.test_a) ... ok\nRan 3 tests in 0.001s\n")},
+			wantErr: "ran 3 tests, but the report lists 1",
+		},
+		{
+			name:    "unittest: cut short (exit at import), no summary",
+			form:    tasks.ReportUnittest,
+			out:     Output{Stderr: []byte("test_a (m.C.test_a) ... ok\n")},
+			wantErr: `no "Ran N tests" line`,
+		},
+		{
+			name: "junit, nested suites, failures, errors and skips",
+			form: tasks.ReportJUnit,
+			out: Output{File: []byte(`<?xml version="1.0"?><testsuites><testsuite name="s">
+				<testcase classname="t.A" name="ok" time="0.5"/>
+				<testcase classname="t.A" name="bad"><failure message="1 != 2">trace</failure></testcase>
+				<testcase classname="t.A" name="err"><error message="boom"/></testcase>
+				<testcase name="skipped"><skipped/></testcase>
+				<testsuite name="inner"><testcase classname="t.B" name="deep"/></testsuite>
+				</testsuite></testsuites>`)},
+			want: "s::skipped=skip\nt.A::bad=fail\nt.A::err=fail\nt.A::ok=pass\nt.B::deep=pass\n",
+		},
+		{
+			name:    "junit: no file",
+			form:    tasks.ReportJUnit,
+			wantErr: "missing or empty",
+		},
+		{
+			name:    "junit: not XML",
+			form:    tasks.ReportJUnit,
+			out:     Output{File: []byte("<testsuite><testcase name=")},
+			wantErr: "junit report",
+		},
+		{
+			name: "tap",
+			form: tasks.ReportTAP,
+			out:  Output{Stdout: []byte("TAP version 13\n1..5\nok 1 - adds\nnot ok 2 - subtracts\nok 3 # SKIP no network\nnot ok 4 - later # TODO\nok 5\n")},
+			want: "3=skip\n5=pass\nadds=pass\nlater=pass\nsubtracts=fail\n",
+		},
+		{
+			name:    "tap: fewer tests than planned",
+			form:    tasks.ReportTAP,
+			out:     Output{Stdout: []byte("1..3\nok 1 - a\n")},
+			wantErr: "plan says 3 tests, but the report lists 1",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cases, err := Parse(tt.form, tt.out)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("Parse() error = %v, want one with %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := outcomes(cases); got != tt.want {
+				t.Errorf("Parse() =\n%s\nwant\n%s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestCheck(t *testing.T) {
+	cases := []Case{{ID: "a", Outcome: Pass}, {ID: "b", Outcome: Fail}, {ID: "c", Outcome: Skip}}
+	tests := []struct {
+		name     string
+		cases    []Case
+		expected []string
+		ok       bool
+		failed   string
+	}{
+		{"every recorded test passed", cases, []string{"a"}, true, ""},
+		{"a recorded test failed, one skipped, one missing", cases, []string{"a", "b", "c", "d"}, false, "b (fail), c (skip), d (not reported)"},
+		{"no record: every case must pass", cases, nil, false, "b (fail), c (skip)"},
+		{"no record and no case", nil, nil, false, "(no test reported)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ok, failed := Check(tt.cases, tt.expected)
+			if ok != tt.ok || strings.Join(failed, ", ") != tt.failed {
+				t.Errorf("Check() = %v, %q; want %v, %q", ok, failed, tt.ok, tt.failed)
+			}
+		})
+	}
+}

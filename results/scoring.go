@@ -1,0 +1,111 @@
+package results
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/benchhq/bench/evaluator"
+	"github.com/benchhq/bench/evaluator/testreport"
+)
+
+// saveTestResult writes an attempt's hidden-test result: the row of
+// test_results, one test_cases row per test (the recorded tests the report
+// left out as 'missing'), and what of the workspace was scored.
+func saveTestResult(ctx context.Context, tx *sqlx.Tx, id int64, tr *evaluator.TestResult) error {
+	var total, passed *int
+	if tr.Basis == evaluator.BasisTests {
+		n, p := len(tr.Cases), 0
+		if rec := tr.Record.Tests(); len(rec) > 0 {
+			n, p = len(rec), len(rec)-len(tr.Failed)
+			if tr.ReportError != "" {
+				p = 0
+			}
+		} else {
+			for _, c := range tr.Cases {
+				if c.Outcome == testreport.Pass {
+					p++
+				}
+			}
+		}
+		total, passed = &n, &p
+	}
+	basis := tr.Basis
+	if basis == "" {
+		basis = evaluator.BasisExitStatus
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO test_results (attempt_id, command, exit_code, passed,
+		timed_out, output, duration_ms, basis, report_error, tests_total, tests_passed)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		id, tr.Command, tr.ExitCode, tr.Passed, tr.TimedOut, tr.Output, millis(tr.Duration),
+		basis, tr.ReportError, total, passed); err != nil {
+		return fmt.Errorf("insert test result: %w", err)
+	}
+	type row struct {
+		test, outcome, recorded, message string
+		ms                               float64
+	}
+	listOf := map[string]string{}
+	if r := tr.Record; r != nil {
+		for _, t := range r.FailToPass {
+			listOf[t] = "fail_to_pass"
+		}
+		for _, t := range r.PassToPass {
+			listOf[t] = "pass_to_pass"
+		}
+	}
+	var rows []row
+	seen := map[string]bool{}
+	for _, c := range tr.Cases {
+		seen[c.ID] = true
+		rows = append(rows, row{c.ID, string(c.Outcome), listOf[c.ID], c.Message, millis(c.Duration)})
+	}
+	for _, t := range tr.Record.Tests() {
+		if !seen[t] {
+			rows = append(rows, row{t, "missing", listOf[t], "", 0})
+		}
+	}
+	slices.SortFunc(rows, func(a, b row) int {
+		switch {
+		case a.test < b.test:
+			return -1
+		case a.test > b.test:
+			return 1
+		}
+		return 0
+	})
+	err := insertEach(ctx, tx, "test case", `INSERT INTO test_cases (attempt_id, idx, test, outcome, recorded,
+		duration_ms, message) VALUES (?, ?, ?, ?, ?, ?, ?)`, len(rows), func(i int) []any {
+		r := rows[i]
+		return []any{id, i, r.test, r.outcome, r.recorded, r.ms, r.message}
+	})
+	if err != nil {
+		return err
+	}
+	if c := tr.Change; c != nil {
+		carried, err := json.Marshal(nonNil(c.Carried))
+		if err != nil {
+			return fmt.Errorf("insert change: %w", err)
+		}
+		left, err := json.Marshal(nonNil(c.LeftOut))
+		if err != nil {
+			return fmt.Errorf("insert change: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO attempt_changes (attempt_id, carried_json, diff, diff_cut,
+			left_out_json, left_out_more) VALUES (?, ?, ?, ?, ?, ?)`,
+			id, string(carried), c.Diff, c.DiffCut, string(left), c.LeftOutMore); err != nil {
+			return fmt.Errorf("insert change: %w", err)
+		}
+	}
+	return nil
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

@@ -1,0 +1,119 @@
+package tasks
+
+import (
+	"fmt"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// validate checks the [tests] table beyond its command.
+func (t Tests) validate(file string) error {
+	switch t.Report {
+	case "", ReportGoTestJSON, ReportUnittest, ReportTAP:
+		if t.ReportFile != "" {
+			return &FieldError{File: file, Field: "tests.report_file", Msg: fmt.Sprintf("only a %q report is read from a file; set report = %q or drop report_file", ReportJUnit, ReportJUnit)}
+		}
+	case ReportJUnit:
+		if t.ReportFile == "" {
+			return &FieldError{File: file, Field: "tests.report_file", Msg: "missing: the JUnit XML file the test command writes, relative to the scoring folder (e.g. \"report.xml\")"}
+		}
+		if msg := relPathProblem(t.ReportFile); msg != "" {
+			return &FieldError{File: file, Field: "tests.report_file", Msg: msg}
+		}
+	default:
+		return &FieldError{File: file, Field: "tests.report", Msg: fmt.Sprintf("expected %q, %q, %q or %q, got %q", ReportGoTestJSON, ReportJUnit, ReportUnittest, ReportTAP, t.Report)}
+	}
+	for i, g := range t.Result {
+		if msg := CheckGlob(g); msg != "" {
+			return &FieldError{File: file, Field: fmt.Sprintf("tests.result[%d]", i), Msg: msg}
+		}
+	}
+	for k := range t.Env {
+		if k == "" || strings.ContainsAny(k, "=\x00") {
+			return &FieldError{File: file, Field: "tests.env", Msg: fmt.Sprintf("%q is not a variable name", k)}
+		}
+		if k == "HOME" || k == "PATH" {
+			return &FieldError{File: file, Field: "tests.env." + k, Msg: "is set by bench (a fresh HOME, the system PATH); it cannot be overridden"}
+		}
+	}
+	return nil
+}
+
+// relPathProblem says what is wrong with a path that must stay inside a
+// folder, or "".
+func relPathProblem(p string) string {
+	if filepath.IsAbs(p) {
+		return fmt.Sprintf("%q: expected a path relative to the scoring folder", p)
+	}
+	for _, s := range strings.Split(filepath.ToSlash(p), "/") {
+		if s == ".." {
+			return fmt.Sprintf("%q: the path must stay inside the scoring folder", p)
+		}
+	}
+	return ""
+}
+
+// Why a changed file of an attempt is not carried into scoring.
+const (
+	LeftOutNotResult = "not in [tests] result"
+	LeftOutDotFile   = "a dot-file or in a dot-folder"
+	LeftOutCache     = "a cache or bytecode"
+	LeftOutPth       = "a Python path configuration file (.pth)"
+	LeftOutHook      = "a test-runner or interpreter hook"
+	LeftOutLink      = "a symbolic link"
+	LeftOutSpecial   = "not a regular file (a pipe, socket or device)"
+)
+
+// cacheDirs are folders of tool caches and bytecode, never a result.
+var cacheDirs = []string{"__pycache__"}
+
+// hooks are files that tools load on their own to configure the test
+// runner or the interpreter, so that they could decide a test's outcome
+// without being part of the program under test.
+var hooks = []string{"conftest.py", "sitecustomize.py", "usercustomize.py"}
+
+// Counts reports whether a regular file the agent changed, added or
+// removed, at rel (slash-separated, relative to the workspace root), is
+// part of its result and is carried into the scoring folder; if not, it
+// says why.
+//
+// With Result globs, a file counts when a glob matches it. Without, every
+// file counts except dot-files and anything in a dot-folder, caches and
+// bytecode (__pycache__, *.pyc), Python path configuration (*.pth), and
+// test-runner or interpreter hooks (conftest.py, sitecustomize.py,
+// usercustomize.py). Links and special files never count (the caller sees
+// them as such).
+func (t Tests) Counts(rel string) (bool, string) {
+	rel = strings.TrimPrefix(path.Clean(filepath.ToSlash(rel)), "/")
+	if len(t.Result) > 0 {
+		for _, g := range t.Result {
+			if MatchGlob(g, rel) {
+				return true, ""
+			}
+		}
+		return false, LeftOutNotResult
+	}
+	segs := strings.Split(rel, "/")
+	for _, s := range segs {
+		if strings.HasPrefix(s, ".") {
+			return false, LeftOutDotFile
+		}
+	}
+	for _, c := range cacheDirs {
+		if MatchGlob(c, rel) {
+			return false, LeftOutCache
+		}
+	}
+	base := segs[len(segs)-1]
+	switch ext := path.Ext(base); {
+	case ext == ".pyc" || ext == ".pyo":
+		return false, LeftOutCache
+	case ext == ".pth":
+		return false, LeftOutPth
+	case slices.Contains(hooks, base):
+		return false, LeftOutHook
+	}
+	return true, ""
+}
