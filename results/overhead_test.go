@@ -186,7 +186,9 @@ func TestMigrateVersion1ToOverhead(t *testing.T) {
 	run := createRun(t, s)
 	s.Close()
 	db := rawDB(t, path)
-	if _, err := db.Exec(`DROP TABLE overhead_items; DROP TABLE overhead; PRAGMA user_version = 1`); err != nil {
+	if _, err := db.Exec(`DROP TABLE overhead_items; DROP TABLE overhead;
+		ALTER TABLE turns DROP COLUMN endpoint; ALTER TABLE runs DROP COLUMN shard; ALTER TABLE runs DROP COLUMN model_digest;
+		PRAGMA user_version = 1`); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()

@@ -12,7 +12,7 @@ import (
 // runColumns are the runs columns runRow scans, named so that a later
 // schema version adding columns does not break older readers.
 const runColumns = `id, name, created_at, model, options_json, seed, attempts_per_task,
-	suite, suite_dir, config_json, status, finished_at, bench_version`
+	suite, suite_dir, config_json, status, finished_at, bench_version, shard, model_digest`
 
 type runRow struct {
 	ID              string         `db:"id"`
@@ -28,13 +28,15 @@ type runRow struct {
 	Status          string         `db:"status"`
 	FinishedAt      sql.NullString `db:"finished_at"`
 	BenchVersion    string         `db:"bench_version"`
+	Shard           string         `db:"shard"`
+	ModelDigest     string         `db:"model_digest"`
 }
 
 func (r *runRow) run() (*Run, error) {
 	run := &Run{
 		ID: r.ID, Name: r.Name, Model: r.Model, Seed: r.Seed, AttemptsPerTask: r.AttemptsPerTask,
 		Suite: r.Suite, SuiteDir: r.SuiteDir, Config: r.ConfigJSON, Status: r.Status,
-		BenchVersion: r.BenchVersion,
+		BenchVersion: r.BenchVersion, Shard: r.Shard, ModelDigest: r.ModelDigest,
 	}
 	var err error
 	if run.CreatedAt, err = parseTime("runs.created_at", r.CreatedAt); err != nil {

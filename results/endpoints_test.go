@@ -1,0 +1,69 @@
+package results
+
+import (
+	"context"
+	"testing"
+)
+
+// TestEndpointShardAndDigestAreStored: the endpoint of each turn, the
+// shard of a run and the model's digest are written and read back.
+func TestEndpointShardAndDigestAreStored(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openTemp(t)
+	r := testRun()
+	r.Shard, r.ModelDigest = "1/4", "a80c4f17acd5"
+	if err := s.CreateRun(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	a := finishedAttempt(r.ID, AttemptKey{Arm: "baseline", Task: "csv-sum", Index: 0}, 1)
+	a.Trajectory.Turns[0].Endpoint = "http://gpu1:11434"
+	a.Trajectory.Turns[1].Endpoint = "http://gpu2:11434"
+	if _, err := s.SaveAttempt(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.GetRun(ctx, r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Shard != "1/4" || got.ModelDigest != "a80c4f17acd5" {
+		t.Errorf("shard %q digest %q, want 1/4 and the digest", got.Shard, got.ModelDigest)
+	}
+	var eps []string
+	if err := s.DB().SelectContext(ctx, &eps, `SELECT endpoint FROM turns ORDER BY idx`); err != nil {
+		t.Fatal(err)
+	}
+	if len(eps) != 3 || eps[0] != "http://gpu1:11434" || eps[1] != "http://gpu2:11434" || eps[2] != "" {
+		t.Errorf("turn endpoints %q", eps)
+	}
+}
+
+// A file at schema version 2 gains the endpoint and shard columns, its
+// rows kept with '' in them.
+func TestMigrateVersion2ToEndpoints(t *testing.T) {
+	ctx := context.Background()
+	s, path := openTemp(t)
+	run := createRun(t, s)
+	if _, err := s.SaveAttempt(ctx, finishedAttempt(run.ID, AttemptKey{Arm: "baseline", Task: "csv-sum", Index: 0}, 1)); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	db := rawDB(t, path)
+	if _, err := db.Exec(`ALTER TABLE turns DROP COLUMN endpoint; ALTER TABLE runs DROP COLUMN shard;
+		ALTER TABLE runs DROP COLUMN model_digest; PRAGMA user_version = 2`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	s2, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	got, err := s2.GetRun(ctx, run.ID)
+	if err != nil || got.Shard != "" || got.ModelDigest != "" {
+		t.Fatalf("run after migrating: %+v, %v", got, err)
+	}
+	var n int
+	if err := s2.DB().GetContext(ctx, &n, `SELECT count(*) FROM turns WHERE endpoint = ''`); err != nil || n != 3 {
+		t.Errorf("turns with endpoint '': %d (%v), want the 3 stored", n, err)
+	}
+}
