@@ -165,7 +165,9 @@ func TestEndpointsServingOtherWeightsAreRefused(t *testing.T) {
 	defer a.Close()
 	defer b.Close()
 	f := poolFixture(t, poolOf(t, 1, a, b))
-	plan := func() *runner.Plan { return &runner.Plan{Model: "fake", Suite: quickTask(t), Attempts: 2, Concurrency: 2} }
+	plan := func() *runner.Plan {
+		return &runner.Plan{Model: "fake", Suite: quickTask(t), Attempts: 2, Concurrency: 2}
+	}
 	_, err := f.runner.Run(context.Background(), plan(), "r1")
 	if !errors.Is(err, runner.ErrPreflight) || !strings.Contains(err.Error(), "different models") {
 		t.Fatalf("run: %v; want a preflight refusal", err)
