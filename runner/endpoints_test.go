@@ -2,6 +2,7 @@ package runner_test
 
 import (
 	"context"
+	"fmt"
 	"errors"
 	"strings"
 	"sync"
@@ -198,27 +199,36 @@ func TestEndpointsServingOtherWeightsAreRefused(t *testing.T) {
 }
 
 // TestShardsPartitionThePlan: every attempt is in exactly one shard, the
-// shards differ in size by one at most, and seeds do not depend on them.
+// shards differ in size by one unit at most, the arms of one task and
+// index stay in one shard, and seeds do not depend on the shards.
 func TestShardsPartitionThePlan(t *testing.T) {
 	suite := loadTask(t, "recipe-trailing-dot")
-	plan := &runner.Plan{Model: "m", Suite: suite, Attempts: 7, Arms: []runner.Arm{{Name: "a"}, {Name: "b"}}}
-	if err := plan.Normalize(); err != nil {
-		t.Fatal(err)
-	}
-	jobs := plan.Jobs()
+	suite.Tasks = append(suite.Tasks, loadTask(t, "phonebook-sort").Tasks...)
 	for _, n := range []int{1, 2, 3, 5, 14, 20} {
 		owner := map[int]int{}
+		pair := map[string]int{}
 		sizes := make([]int, n)
+		var jobs []runner.Job
 		for i := range n {
-			sh := runner.Shard{Index: i, Count: n}
-			for pos := range jobs {
-				if sh.Has(pos) {
-					if prev, ok := owner[pos]; ok {
-						t.Fatalf("N=%d: job %d in shards %d and %d", n, pos, prev, i)
-					}
-					owner[pos] = i
-					sizes[i]++
+			plan := &runner.Plan{Model: "m", Suite: suite, Attempts: 7, Arms: []runner.Arm{{Name: "a"}, {Name: "b"}}, Shard: runner.Shard{Index: i, Count: n}}
+			if err := plan.Normalize(); err != nil {
+				t.Fatal(err)
+			}
+			jobs = plan.Jobs()
+			for pos, j := range jobs {
+				if !plan.InShard(pos) {
+					continue
 				}
+				if prev, ok := owner[pos]; ok {
+					t.Fatalf("N=%d: job %d in shards %d and %d", n, pos, prev, i)
+				}
+				owner[pos] = i
+				sizes[i]++
+				key := fmt.Sprintf("%s#%d", j.Task.ID, j.Index)
+				if prev, ok := pair[key]; ok && prev != i {
+					t.Fatalf("N=%d: the arms of %s are in shards %d and %d", n, key, prev, i)
+				}
+				pair[key] = i
 			}
 		}
 		if len(owner) != len(jobs) {
@@ -228,8 +238,8 @@ func TestShardsPartitionThePlan(t *testing.T) {
 		for _, s := range sizes {
 			lo, hi = min(lo, s), max(hi, s)
 		}
-		if hi-lo > 1 {
-			t.Errorf("N=%d: shard sizes %v", n, sizes)
+		if hi-lo > 2 {
+			t.Errorf("N=%d: shard sizes %v, want within one unit (2 arms)", n, sizes)
 		}
 	}
 	for _, bad := range []string{"4/4", "-1/4", "1/0", "1", "a/b"} {

@@ -162,7 +162,7 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 	var todo []Job
 	out := &Outcome{Run: run}
 	for pos, j := range plan.Jobs() {
-		if !plan.Shard.Has(pos) {
+		if !plan.InShard(pos) {
 			continue // another shard's
 		}
 		if done[results.AttemptKey{Arm: j.Arm.Name, Task: j.Task.ID, Index: j.Index}] {

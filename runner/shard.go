@@ -7,11 +7,14 @@ import (
 )
 
 // Shard is one slice of a plan, for running a plan across several
-// processes or machines: shard Index of Count (0 <= Index < Count) runs
-// the attempts whose position in Plan.Jobs is Index modulo Count, so that
-// every attempt belongs to exactly one shard, the shards are within one
-// attempt of the same size, and each attempt keeps its seed. The zero
-// Shard is the whole plan.
+// processes or machines: shard Index of Count (0 <= Index < Count). The
+// plan's attempts are taken in Plan.Jobs order by unit, a unit being one
+// task's attempt of one index under every arm (arms stay together, so that
+// the attempts an arm comparison pairs run in one process, on one
+// endpoint); shard I runs the units whose position is I modulo Count.
+// Every attempt belongs to exactly one shard, the shards are within one
+// unit of the same size, and each attempt keeps its seed. The zero Shard
+// is the whole plan.
 type Shard struct {
 	Index, Count int
 }
@@ -47,8 +50,12 @@ func (s Shard) Validate() error {
 // Whole reports whether the shard is the whole plan.
 func (s Shard) Whole() bool { return s.Count <= 1 }
 
-// Has reports whether the job at position pos of Plan.Jobs is the shard's.
-func (s Shard) Has(pos int) bool { return s.Whole() || pos%s.Count == s.Index }
+// Has reports whether the unit at position unit is the shard's.
+func (s Shard) Has(unit int) bool { return s.Whole() || unit%s.Count == s.Index }
+
+// InShard reports whether the job at position pos of Jobs is in the
+// plan's shard (see Shard).
+func (p *Plan) InShard(pos int) bool { return p.Shard.Has(pos / max(len(p.Arms), 1)) }
 
 // String is "I/N", or "" for the whole plan (as runs.shard stores it).
 func (s Shard) String() string {
