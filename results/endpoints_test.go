@@ -38,7 +38,7 @@ func TestEndpointShardAndDigestAreStored(t *testing.T) {
 }
 
 // A file at schema version 2 gains the endpoint and shard columns, its
-// rows kept with '' in them.
+// rows kept with ” in them.
 func TestMigrateVersion2ToEndpoints(t *testing.T) {
 	ctx := context.Background()
 	s, path := openTemp(t)
