@@ -151,6 +151,8 @@ type RunStat struct {
 	Model     string    `db:"model"`
 	Suite     string    `db:"suite"`
 	Status    string    `db:"status"`
+	// Shard is "I/N" for a shard of a run (runs.shard), "" otherwise.
+	Shard string `db:"shard"`
 	// AttemptsPerTask is G; Arms and Tasks count the run's arms and tasks,
 	// so Planned = Arms × Tasks × G.
 	AttemptsPerTask int `db:"attempts_per_task"`
@@ -168,7 +170,7 @@ func (r RunStat) Planned() int { return r.Arms * r.Tasks * r.AttemptsPerTask }
 // RunStats lists every run, newest first, with its progress.
 func (s *Store) RunStats(ctx context.Context) ([]RunStat, error) {
 	var rows []RunStat
-	err := s.db.SelectContext(ctx, &rows, `SELECT r.id, r.name, r.created_at, r.model, r.suite, r.status,
+	err := s.db.SelectContext(ctx, &rows, `SELECT r.id, r.name, r.created_at, r.model, r.suite, r.status, r.shard,
 			r.attempts_per_task,
 			(SELECT count(*) FROM arms a WHERE a.run_id = r.id) AS arms,
 			(SELECT count(*) FROM tasks t WHERE t.run_id = r.id) AS tasks,
