@@ -237,7 +237,7 @@ func TestScaleDocFlagsExist(t *testing.T) {
 	for _, l := range line.FindAllStringSubmatch(string(doc), -1) {
 		for _, f := range flag.FindAllStringSubmatch(l[0], -1) {
 			n++
-			if !strings.Contains(help[l[1]], "-"+f[1]+" ") {
+			if !regexp.MustCompile(`\n  -` + f[1] + `[ \n]`).MatchString(help[l[1]]) {
 				t.Errorf("docs/scale.md shows bench %s --%s, which bench %s -h does not list", l[1], f[1], l[1])
 			}
 		}
