@@ -101,10 +101,14 @@ type Endpoint struct {
 	lastError string
 }
 
-// New makes the endpoint of spec for api, with its client.
+// New makes the endpoint of spec for api, with its client. A nil hc is
+// a client that keeps a connection open per slot (Go's default keeps 2
+// per host, and opens a new one for every request beyond them).
 func New(api API, spec Spec, hc *http.Client) (*Endpoint, error) {
 	if hc == nil {
-		hc = &http.Client{}
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = max(spec.Slots, 8)
+		hc = &http.Client{Transport: t}
 	}
 	if spec.Slots < 0 {
 		return nil, fmt.Errorf("endpoint %s: slots: expected 0 or more, got %d", spec.URL, spec.Slots)
