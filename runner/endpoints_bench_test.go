@@ -140,5 +140,3 @@ func BenchmarkEndpoints(b *testing.B) {
 		}
 	})
 }
-
-
