@@ -8,7 +8,6 @@ import (
 
 	"github.com/ollama/ollama/api"
 
-	"github.com/benchhq/bench/endpoint"
 	"github.com/benchhq/bench/internal/ollamatest"
 	"github.com/benchhq/bench/results"
 	"github.com/benchhq/bench/runner"
@@ -35,23 +34,11 @@ func fixedLatency(latency time.Duration) ollamatest.Script {
 // run is under way. It returns the wall time of the whole run (start
 // included), the span from the first attempt's start to the last one's
 // end, and the store.
-func endpointRun(b *testing.B, servers []*ollamatest.Server, slots, attempts int, kill func()) (whole, span time.Duration, store *results.Store) {
+func endpointRun(b *testing.B, servers []*ollamatest.Server, slots, attempts int, kill func()) (time.Duration, time.Duration, *results.Store) {
 	b.Helper()
-	var eps []*endpoint.Endpoint
-	for _, s := range servers {
-		e, err := endpoint.New(endpoint.Ollama, endpoint.Spec{URL: s.URL, Slots: slots}, nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		eps = append(eps, e)
-	}
-	pool, err := endpoint.NewPool(eps...)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer pool.Close()
+	pool := poolOf(b, slots, servers...)
 	pool.Log = func(format string, args ...any) { b.Logf(format, args...) }
-	store, err = results.Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"))
+	store, err := results.Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -65,7 +52,7 @@ func endpointRun(b *testing.B, servers []*ollamatest.Server, slots, attempts int
 	if _, err := r.Run(context.Background(), plan, "bench"); err != nil {
 		b.Fatal(err)
 	}
-	whole = time.Since(start)
+	whole := time.Since(start)
 	var secs float64
 	if err := store.DB().Get(&secs, `SELECT (julianday(max(finished_at)) - julianday(min(started_at))) * 86400 FROM attempts`); err != nil {
 		b.Fatal(err)

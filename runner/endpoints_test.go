@@ -34,7 +34,7 @@ func lookAround(d time.Duration) ollamatest.Script {
 }
 
 // poolOf makes the endpoint pool of fake Ollama servers, each with slots.
-func poolOf(t *testing.T, slots int, srvs ...*ollamatest.Server) *endpoint.Pool {
+func poolOf(t testing.TB, slots int, srvs ...*ollamatest.Server) *endpoint.Pool {
 	t.Helper()
 	var eps []*endpoint.Endpoint
 	for _, s := range srvs {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/benchhq/bench/agent"
 	"github.com/benchhq/bench/internal/ollamatest"
+	"github.com/benchhq/bench/internal/reporttest"
 	"github.com/benchhq/bench/results"
 	"github.com/benchhq/bench/runner"
 	"github.com/benchhq/bench/tasks"
@@ -120,28 +121,7 @@ func reportJSON(t *testing.T, s *results.Store, runID string) map[string]any {
 		t.Fatal(err)
 	}
 	b, _ := json.Marshal(rep)
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	var strip func(any)
-	strip = func(v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			for _, k := range []string{"created_at", "finished_at", "wall_ms"} {
-				delete(x, k)
-			}
-			for _, e := range x {
-				strip(e)
-			}
-		case []any:
-			for _, e := range x {
-				strip(e)
-			}
-		}
-	}
-	strip(m)
-	return m
+	return reporttest.Timeless(t, b)
 }
 
 // advantages are the stored advantages of a run by attempt key.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/benchhq/bench/internal/ollamatest"
 	"github.com/benchhq/bench/internal/openaitest"
+	"github.com/benchhq/bench/internal/reporttest"
 	"github.com/benchhq/bench/results"
 )
 
@@ -30,28 +30,7 @@ func reportWithoutTimes(t *testing.T, db string) map[string]any {
 	if code != 0 {
 		t.Fatalf("report %s: exit %d: %s", db, code, stderr)
 	}
-	var m map[string]any
-	if err := json.Unmarshal([]byte(out), &m); err != nil {
-		t.Fatal(err)
-	}
-	var strip func(any)
-	strip = func(v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			delete(x, "created_at")
-			delete(x, "finished_at")
-			delete(x, "wall_ms")
-			for _, e := range x {
-				strip(e)
-			}
-		case []any:
-			for _, e := range x {
-				strip(e)
-			}
-		}
-	}
-	strip(m)
-	return m
+	return reporttest.Timeless(t, []byte(out))
 }
 
 // TestShardsOnTheirOwnEndpointsThenMerge is the docs/scale.md recipe:
