@@ -2,6 +2,7 @@ package results
 
 import (
 	"context"
+	"strings"
 	"testing"
 )
 
@@ -65,5 +66,26 @@ func TestMigrateVersion2ToEndpoints(t *testing.T) {
 	var n int
 	if err := s2.DB().GetContext(ctx, &n, `SELECT count(*) FROM turns WHERE endpoint = ''`); err != nil || n != 3 {
 		t.Errorf("turns with endpoint '': %d (%v), want the 3 stored", n, err)
+	}
+}
+
+// TestExportRefusesAShard: a shard's groups are partial, and advantages
+// computed over them (as export does for a run without them) would be
+// wrong training signals.
+func TestExportRefusesAShard(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openTemp(t)
+	r := testRun()
+	r.Shard = "0/2"
+	if err := s.CreateRun(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SaveAttempt(ctx, finishedAttempt(r.ID, AttemptKey{Arm: "baseline", Task: "csv-sum", Index: 0}, 1)); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	_, err := s.Export(ctx, &b, ExportOptions{})
+	if err == nil || !strings.Contains(err.Error(), "shard 0/2") || !strings.Contains(err.Error(), "bench merge") || b.Len() != 0 {
+		t.Errorf("export of a shard: %v, %d bytes; want a refusal saying to merge", err, b.Len())
 	}
 }
