@@ -49,10 +49,19 @@ type Config struct {
 	RequestTimeout time.Duration
 }
 
-var (
-	errWallTime       = errors.New("wall-time limit reached")
-	errRequestTimeout = errors.New("model request timed out")
-)
+var errWallTime = errors.New("wall-time limit reached")
+
+// ErrRequestTimeout is the cause (context.Cause) of a request's context
+// when the request outlived Config.RequestTimeout: the model server's
+// fault, not the attempt's.
+var ErrRequestTimeout = errors.New("model request timed out")
+
+// EndpointModel is a Model that says which server answers it: the loop
+// records it with each turn (Turn.Endpoint).
+type EndpointModel interface {
+	Model
+	Endpoint() string
+}
 
 // Run drives the loop until the model answers without a tool call or a
 // limit is hit. It never returns an error: everything that happens,
@@ -124,6 +133,10 @@ func Run(ctx context.Context, cfg Config) *Trajectory {
 		if err != nil {
 			if stop, msg := interrupted(ctx); stop != "" {
 				tr.Stop, tr.Err = stop, msg
+			} else if errors.Is(err, ErrContextExceeded) {
+				// The conversation outgrew the context of a server that
+				// refuses rather than truncates: a limit, like max_tokens.
+				tr.Stop, tr.Err = StopContextFull, err.Error()
 			} else {
 				tr.Stop, tr.Err = StopInfraError, err.Error()
 			}
@@ -145,6 +158,9 @@ func Run(ctx context.Context, cfg Config) *Trajectory {
 			Wall:             time.Since(t0),
 			DoneReason:       resp.DoneReason,
 			ToolCalls:        len(msg.ToolCalls),
+		}
+		if em, ok := cfg.Model.(EndpointModel); ok {
+			tu.Endpoint = em.Endpoint()
 		}
 		tu.Truncated, longest = truncated(resp.PromptEvalCount, longest, numCtx)
 		tr.Turns = append(tr.Turns, tu)
@@ -188,10 +204,10 @@ func chat(ctx context.Context, cfg Config, req *api.ChatRequest) (*api.ChatRespo
 	if cfg.RequestTimeout <= 0 {
 		return cfg.Model.Chat(ctx, req)
 	}
-	rctx, cancel := context.WithTimeoutCause(ctx, cfg.RequestTimeout, errRequestTimeout)
+	rctx, cancel := context.WithTimeoutCause(ctx, cfg.RequestTimeout, ErrRequestTimeout)
 	defer cancel()
 	resp, err := cfg.Model.Chat(rctx, req)
-	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(rctx), errRequestTimeout) {
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(rctx), ErrRequestTimeout) {
 		return nil, fmt.Errorf("the model server gave no reply within %s: %w", cfg.RequestTimeout, err)
 	}
 	return resp, err

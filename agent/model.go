@@ -75,15 +75,24 @@ func (o *Ollama) Chat(ctx context.Context, req *api.ChatRequest) (*api.ChatRespo
 	return out, nil
 }
 
+// Endpoint returns the server's URL, which the loop records with each turn.
+func (o *Ollama) Endpoint() string { return o.host }
+
 // ModelError is a failure to get a reply from the model server.
 type ModelError struct {
 	Host  string
 	Model string
 	Err   error
+	// API names the kind of server in messages; "" is Ollama.
+	API string
 }
 
 func (e *ModelError) Error() string {
-	return fmt.Sprintf("ollama at %s, model %s: %v", e.Host, e.Model, e.Err)
+	kind := "ollama"
+	if e.API != "" {
+		kind = e.API
+	}
+	return fmt.Sprintf("%s at %s, model %s: %v", kind, e.Host, e.Model, e.Err)
 }
 
 func (e *ModelError) Unwrap() error { return e.Err }
@@ -91,6 +100,10 @@ func (e *ModelError) Unwrap() error { return e.Err }
 // Hint says what the operator should do about a model error, or "" if
 // nothing specific applies.
 func (e *ModelError) Hint() string {
+	var h interface{ hint(*ModelError) string }
+	if errors.As(e.Err, &h) {
+		return h.hint(e) // another backend's errors (OpenAIError)
+	}
 	var se api.StatusError
 	if errors.As(e.Err, &se) {
 		msg := strings.ToLower(se.ErrorMessage)
@@ -101,6 +114,9 @@ func (e *ModelError) Hint() string {
 			return fmt.Sprintf("the model %s cannot take tools: pick a model with tool support (for example qwen3:0.6b or llama3.1:8b; `ollama show MODEL` lists its capabilities)", e.Model)
 		}
 		return ""
+	}
+	if Unreachable(e.Err) && e.API != "" {
+		return fmt.Sprintf("no %s answers at %s: start it, or give --host where it runs", e.API, e.Host)
 	}
 	if Unreachable(e.Err) {
 		return fmt.Sprintf("no Ollama server answers at %s: start it with `ollama serve`, or set OLLAMA_HOST to where it runs", e.Host)

@@ -23,6 +23,11 @@ const (
 	StopMaxTokens StopReason = "max_tokens"
 	// StopWallTime: the attempt's wall-time limit was reached.
 	StopWallTime StopReason = "wall_time"
+	// StopContextFull: an OpenAI-compatible server refused the next
+	// request because the conversation and max_tokens no longer fit in
+	// the model's context (Ollama would have cut the prompt silently).
+	// A limit reached, scored like max_tokens.
+	StopContextFull StopReason = "context_full"
 	// StopInfraError: the model server failed (unreachable, 5xx, died);
 	// the attempt says nothing about the agent and must not be scored.
 	StopInfraError StopReason = "infra_error"
@@ -50,6 +55,9 @@ type Turn struct {
 	DoneReason string
 	// ToolCalls is the number of tool calls the reply asked for.
 	ToolCalls int
+	// Endpoint is the model server that answered (its URL), when the
+	// Model says (EndpointModel).
+	Endpoint string
 	// Truncated marks a turn whose prompt Ollama probably cut: it reached
 	// num_ctx, or it was no longer than an earlier turn's (see
 	// DetectTruncation).

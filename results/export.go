@@ -207,6 +207,12 @@ func (s *Store) exportRuns(ctx context.Context, opts ExportOptions) ([]*Run, err
 		}
 		runs = append(runs, run)
 	}
+	for _, run := range runs {
+		if run.Shard != "" {
+			// Its groups are partial: advantages over them would be wrong.
+			return nil, fmt.Errorf("run %s in %s is shard %s of its plan: its groups are partial, so their advantages would be wrong; put the shards together with bench merge and export the merged file", run.ID, s.path, run.Shard)
+		}
+	}
 	for _, arm := range opts.Arms {
 		found := false
 		var names []string

@@ -12,7 +12,7 @@ import (
 // runColumns are the runs columns runRow scans, named so that a later
 // schema version adding columns does not break older readers.
 const runColumns = `id, name, created_at, model, options_json, seed, attempts_per_task,
-	suite, suite_dir, config_json, status, finished_at, bench_version`
+	suite, suite_dir, config_json, status, finished_at, bench_version, shard, model_digest`
 
 type runRow struct {
 	ID              string         `db:"id"`
@@ -28,13 +28,15 @@ type runRow struct {
 	Status          string         `db:"status"`
 	FinishedAt      sql.NullString `db:"finished_at"`
 	BenchVersion    string         `db:"bench_version"`
+	Shard           string         `db:"shard"`
+	ModelDigest     string         `db:"model_digest"`
 }
 
 func (r *runRow) run() (*Run, error) {
 	run := &Run{
 		ID: r.ID, Name: r.Name, Model: r.Model, Seed: r.Seed, AttemptsPerTask: r.AttemptsPerTask,
 		Suite: r.Suite, SuiteDir: r.SuiteDir, Config: r.ConfigJSON, Status: r.Status,
-		BenchVersion: r.BenchVersion,
+		BenchVersion: r.BenchVersion, Shard: r.Shard, ModelDigest: r.ModelDigest,
 	}
 	var err error
 	if run.CreatedAt, err = parseTime("runs.created_at", r.CreatedAt); err != nil {
@@ -149,6 +151,8 @@ type RunStat struct {
 	Model     string    `db:"model"`
 	Suite     string    `db:"suite"`
 	Status    string    `db:"status"`
+	// Shard is "I/N" for a shard of a run (runs.shard), "" otherwise.
+	Shard string `db:"shard"`
 	// AttemptsPerTask is G; Arms and Tasks count the run's arms and tasks,
 	// so Planned = Arms × Tasks × G.
 	AttemptsPerTask int `db:"attempts_per_task"`
@@ -166,7 +170,7 @@ func (r RunStat) Planned() int { return r.Arms * r.Tasks * r.AttemptsPerTask }
 // RunStats lists every run, newest first, with its progress.
 func (s *Store) RunStats(ctx context.Context) ([]RunStat, error) {
 	var rows []RunStat
-	err := s.db.SelectContext(ctx, &rows, `SELECT r.id, r.name, r.created_at, r.model, r.suite, r.status,
+	err := s.db.SelectContext(ctx, &rows, `SELECT r.id, r.name, r.created_at, r.model, r.suite, r.status, r.shard,
 			r.attempts_per_task,
 			(SELECT count(*) FROM arms a WHERE a.run_id = r.id) AS arms,
 			(SELECT count(*) FROM tasks t WHERE t.run_id = r.id) AS tasks,

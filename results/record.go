@@ -53,6 +53,13 @@ type Run struct {
 	// ("bubblewrap 0.8.0 ...") or "none" (--sandbox off, unisolated); ""
 	// for runs stored before bench recorded it.
 	Isolation string
+	// Shard is "I/N" when the run holds only shard I of N of its plan
+	// (bench run --shard), "" for a whole run.
+	Shard string
+	// ModelDigest is what the model servers said of the model's weights
+	// when the run started (Ollama's digest, or an OpenAI-compatible
+	// server's identity of them); "" when unknown.
+	ModelDigest string
 	// Arms are the setups compared, in order.
 	Arms []Arm
 	// Tasks are the tasks of the suite, in order.

@@ -100,6 +100,13 @@ type RunHeader struct {
 	// Arms and Tasks name the arms and tasks, in the run's order.
 	Arms  []string `json:"arms"`
 	Tasks []string `json:"tasks"`
+	// Shard is "I/N" when the run holds only shard I of N of its plan:
+	// its groups are partial and it has no advantages until the shards
+	// are merged (bench merge); absent for a whole run.
+	Shard string `json:"shard,omitempty"`
+	// ModelDigest is what the model servers said of the weights
+	// (runs.model_digest); absent when unknown.
+	ModelDigest string `json:"model_digest,omitempty"`
 }
 
 // AdvantageInfo says which advantages the store holds for a run.
@@ -302,7 +309,7 @@ func runHeader(run *Run) RunHeader {
 		ID: run.ID, Name: run.Name, Model: run.Model, Options: run.Options, Seed: run.Seed,
 		AttemptsPerTask: run.AttemptsPerTask, Suite: run.Suite, Status: run.Status,
 		CreatedAt: run.CreatedAt.UTC(), BenchVersion: run.BenchVersion,
-		Arms: []string{}, Tasks: []string{},
+		Arms: []string{}, Tasks: []string{}, Shard: run.Shard, ModelDigest: run.ModelDigest,
 	}
 	if h.Options == nil {
 		h.Options = map[string]any{}
@@ -658,6 +665,10 @@ func (r *Report) writeHeader(b *bytes.Buffer, md bool) {
 		"options " + optText,
 		fmt.Sprintf("arms (%d) %s  tasks %d", len(h.Arms), strings.Join(h.Arms, ", "), len(h.Tasks)),
 		when,
+	}
+	if h.Shard != "" {
+		lines = append(lines, "shard "+h.Shard+" of the plan: its groups are partial and it has no advantages; "+
+			"bench merge puts the shards together for the run's report")
 	}
 	if md {
 		fmt.Fprintf(b, "# %s\n\n", mdEscape(title))

@@ -357,11 +357,12 @@ func (s *Store) CreateRun(ctx context.Context, r *Run) error {
 			return errors.New("a run with this id already exists")
 		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO runs (id, name, created_at, model, options_json, seed,
-			attempts_per_task, suite, suite_dir, config_json, status, finished_at, bench_version, isolation)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			attempts_per_task, suite, suite_dir, config_json, status, finished_at, bench_version,
+			shard, model_digest, isolation)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			r.ID, r.Name, formatTime(r.CreatedAt), r.Model, opts, r.Seed,
 			r.AttemptsPerTask, r.Suite, r.SuiteDir, jsonOr(r.Config, "{}"), r.Status,
-			formatTimePtr(r.FinishedAt), r.BenchVersion, r.Isolation)
+			formatTimePtr(r.FinishedAt), r.BenchVersion, r.Shard, r.ModelDigest, r.Isolation)
 		if err != nil {
 			return fmt.Errorf("insert run: %w", err)
 		}
@@ -675,12 +676,12 @@ func (r *attemptRows) insert(ctx context.Context, tx *sqlx.Tx, a *Attempt, tries
 	}
 	if t := r.traj; t != nil {
 		err := insertEach(ctx, tx, "turn", `INSERT INTO turns (attempt_id, idx, prompt_tokens, completion_tokens,
-			total_ns, load_ns, prompt_eval_ns, eval_ns, wall_ms, done_reason, tool_calls, truncated)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, len(t.Turns), func(i int) []any {
+			total_ns, load_ns, prompt_eval_ns, eval_ns, wall_ms, done_reason, tool_calls, truncated, endpoint)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, len(t.Turns), func(i int) []any {
 			u := t.Turns[i]
 			return []any{id, u.Index, u.PromptTokens, u.CompletionTokens, u.TotalDuration.Nanoseconds(),
 				u.LoadDuration.Nanoseconds(), u.PromptDuration.Nanoseconds(), u.EvalDuration.Nanoseconds(),
-				millis(u.Wall), u.DoneReason, u.ToolCalls, u.Truncated}
+				millis(u.Wall), u.DoneReason, u.ToolCalls, u.Truncated, u.Endpoint}
 		})
 		if err != nil {
 			return 0, err

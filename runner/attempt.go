@@ -23,7 +23,7 @@ import (
 // the agent loop, the hidden tests. The returned error is reserved for
 // failures of the harness itself (the disk, a broken task folder); the
 // model's failures are in the attempt's status.
-func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Job) (*results.Attempt, error) {
+func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Job, model agent.Model) (*results.Attempt, error) {
 	a := &results.Attempt{
 		RunID:     run.ID,
 		Key:       results.AttemptKey{Arm: j.Arm.Name, Task: j.Task.ID, Index: j.Index},
@@ -88,7 +88,7 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 	opts := maps.Clone(plan.Options)
 	opts["seed"] = j.Seed
 	tr := agent.Run(ctx, agent.Config{
-		Model:       r.Model,
+		Model:       model,
 		ModelName:   plan.Model,
 		Options:     opts,
 		System:      plan.System,

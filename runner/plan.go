@@ -61,6 +61,12 @@ type Plan struct {
 	// MaxTries bounds the tries of an attempt cut short by an
 	// infrastructure failure (default 3).
 	MaxTries int
+	// API is the protocol of the model servers: "" (Ollama's native API)
+	// or "openai" (an OpenAI-compatible server), which takes only the
+	// options agent.OpenAIOptions lists.
+	API string
+	// Shard, when not the whole plan, runs only that slice of the jobs.
+	Shard Shard
 }
 
 // Arm is one setup under comparison: the same tasks, seeds and G run
@@ -140,6 +146,18 @@ func (p *Plan) Normalize() error {
 		return fmt.Errorf("plan: options.seed: set the run seed instead (--seed); each attempt's seed derives from it")
 	}
 	p.Options = opts
+	switch p.API {
+	case "":
+	case "openai":
+		if err := agent.CheckOpenAIOptions(opts); err != nil {
+			return fmt.Errorf("plan: options: %w", err)
+		}
+	default:
+		return fmt.Errorf("plan: api: %q, expected \"\" (Ollama) or \"openai\"", p.API)
+	}
+	if err := p.Shard.Validate(); err != nil {
+		return fmt.Errorf("plan: %w", err)
+	}
 	if len(p.Arms) == 0 {
 		p.Arms = []Arm{{Name: "default"}}
 	}

@@ -30,6 +30,7 @@ type storedPlan struct {
 	Profiles       map[string]any   `json:"profiles"`
 	Sandbox        sandbox.Config   `json:"sandbox"`
 	BaseDir        string           `json:"base_dir"`
+	API            string           `json:"api,omitempty"`
 }
 
 // storedPlanOf is the stored form of a normalized plan.
@@ -51,6 +52,7 @@ func storedPlanOf(p *Plan) storedPlan {
 		Profiles:       p.ProfilesRaw,
 		Sandbox:        p.Sandbox,
 		BaseDir:        p.BaseDir,
+		API:            p.API,
 	}
 }
 
@@ -74,6 +76,12 @@ func PlanFromRun(run *results.Run) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	var shard Shard
+	if run.Shard != "" {
+		if shard, err = ParseShard(run.Shard); err != nil {
+			return nil, fmt.Errorf("run %s: shard: %w", run.ID, err)
+		}
+	}
 	return &Plan{
 		Name:           sp.Name,
 		Model:          sp.Model,
@@ -92,6 +100,8 @@ func PlanFromRun(run *results.Run) (*Plan, error) {
 		ProfilesRaw:    sp.Profiles,
 		Sandbox:        sp.Sandbox,
 		BaseDir:        sp.BaseDir,
+		API:            sp.API,
+		Shard:          shard,
 	}, nil
 }
 
@@ -106,7 +116,26 @@ func compatible(run *results.Run, p *Plan) error {
 	if err := json.Unmarshal([]byte(run.Config), &was); err != nil {
 		return fmt.Errorf("stored plan: %w", err)
 	}
-	now := storedPlanOf(p)
+	if run.Shard != p.Shard.String() {
+		return fmt.Errorf("the run is %s, not %s: each shard keeps its own slice (and its own file)", shardName(run.Shard), shardName(p.Shard.String()))
+	}
+	if err := samePlan(was, storedPlanOf(p)); err != nil {
+		return err
+	}
+	return sameTasks(run.Tasks, p.Suite.Tasks)
+}
+
+func shardName(s string) string {
+	if s == "" {
+		return "the whole plan"
+	}
+	return "shard " + s
+}
+
+// samePlan checks that two stored plans shape attempts the same way:
+// model and options, API, seed, G, arms, limits, system prompt, advantage
+// method, profiles, sandbox limits. What only paces a run may differ.
+func samePlan(was, now storedPlan) error {
 	differs := func(field string, a, b any) error {
 		ja, _ := json.Marshal(a)
 		jb, _ := json.Marshal(b)
@@ -130,19 +159,25 @@ func compatible(run *results.Run, p *Plan) error {
 		{"advantage method", was.Advantage, now.Advantage},
 		{"profiles", was.Profiles, now.Profiles},
 		{"sandbox limits", was.Sandbox, now.Sandbox},
+		{"API", was.API, now.API},
 	} {
 		if err := differs(c.field, c.a, c.b); err != nil {
 			return err
 		}
 	}
+	return nil
+}
+
+// sameTasks checks that a plan's tasks are a stored run's, file for file.
+func sameTasks(stored []results.TaskInfo, ts []*tasks.Task) error {
 	hashes := map[string]string{}
-	for _, t := range run.Tasks {
+	for _, t := range stored {
 		hashes[t.ID] = t.Hash
 	}
-	if len(p.Suite.Tasks) != len(run.Tasks) {
-		return fmt.Errorf("the run has %d tasks, this plan %d: start a new run (another --name) to change them", len(run.Tasks), len(p.Suite.Tasks))
+	if len(ts) != len(stored) {
+		return fmt.Errorf("the run has %d tasks, this plan %d: start a new run (another --name) to change them", len(stored), len(ts))
 	}
-	for _, t := range p.Suite.Tasks {
+	for _, t := range ts {
 		h, ok := hashes[t.ID]
 		if !ok {
 			return fmt.Errorf("the run has no task %q", t.ID)

@@ -8,6 +8,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/benchhq/bench/agent"
+	"github.com/benchhq/bench/endpoint"
 	"github.com/benchhq/bench/evaluator"
 	"github.com/benchhq/bench/sandbox"
 	"github.com/benchhq/bench/tasks"
@@ -45,6 +46,13 @@ type RunFile struct {
 	ParsedProfiles agent.Profiles `toml:"-"`
 	// Sandbox configures the isolation of commands.
 	Sandbox sandbox.Config `toml:"sandbox"`
+	// API is the protocol of the model servers: "ollama" (default) or
+	// "openai"; Endpoints are the servers, each with its slots; with
+	// AllowMixedModels a run starts even when they serve different
+	// weights under the model's name (docs/scale.md).
+	API              string          `toml:"api"`
+	Endpoints        []endpoint.Spec `toml:"endpoints"`
+	AllowMixedModels bool            `toml:"allow_mixed_models"`
 }
 
 // LoadRunFile reads and checks a run file. Errors name the file and field.
@@ -63,7 +71,7 @@ func LoadRunFile(path string) (*RunFile, error) {
 		// options is a free map passed to Ollama, and profiles is checked
 		// by agent.ParseProfiles: anything under them is fine here.
 		if len(und[0]) == 0 || (und[0][0] != "options" && und[0][0] != "profiles") {
-			return nil, &tasks.FieldError{File: path, Field: f, Msg: "unknown field (expected one of: name, model, suite, tasks, attempts, concurrency, seed, db, system, keep_workspaces, max_tries, advantage, request_timeout, [options], [limits], [profiles], [sandbox], [[servers]], [[arms]])"}
+			return nil, &tasks.FieldError{File: path, Field: f, Msg: "unknown field (expected one of: name, model, suite, tasks, attempts, concurrency, seed, db, system, keep_workspaces, max_tries, advantage, request_timeout, api, allow_mixed_models, [options], [limits], [profiles], [sandbox], [[servers]], [[arms]], [[endpoints]])"}
 		}
 	}
 	rf.Path = path
@@ -83,6 +91,17 @@ func LoadRunFile(path string) (*RunFile, error) {
 	}
 	if err := rf.Sandbox.Validate(path); err != nil {
 		return nil, err
+	}
+	if _, err := endpoint.ParseAPI(rf.API); err != nil {
+		return nil, &tasks.FieldError{File: path, Field: "api", Msg: "expected \"ollama\" or \"openai\""}
+	}
+	for i, e := range rf.Endpoints {
+		if e.URL == "" {
+			return nil, &tasks.FieldError{File: path, Field: fmt.Sprintf("endpoints[%d].url", i), Msg: "missing: every endpoint needs its URL"}
+		}
+		if e.Slots < 0 {
+			return nil, &tasks.FieldError{File: path, Field: fmt.Sprintf("endpoints[%d].slots", i), Msg: fmt.Sprintf("expected 0 (no bound) or more, got %d", e.Slots)}
+		}
 	}
 	if _, ok := rf.Options["seed"]; ok {
 		return nil, &tasks.FieldError{File: path, Field: "options.seed", Msg: "set the run seed with seed = N instead: each attempt's seed derives from it"}

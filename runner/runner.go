@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/benchhq/bench/agent"
+	"github.com/benchhq/bench/endpoint"
 	"github.com/benchhq/bench/overhead"
 	"github.com/benchhq/bench/results"
 	"github.com/benchhq/bench/sandbox"
@@ -22,8 +23,18 @@ import (
 
 // Runner runs plans against a model and stores the attempts.
 type Runner struct {
-	// Model answers the agent's chat requests.
+	// Model answers the agent's chat requests when Endpoints is nil.
 	Model agent.Model
+	// Endpoints, when set, are the model servers the attempts share:
+	// each attempt runs on an endpoint with a free slot, an endpoint that
+	// fails is taken out for a while and its attempts retried on the
+	// others. Before the first attempt, every endpoint is asked which
+	// weights it serves under the plan's model name.
+	Endpoints *endpoint.Pool
+	// AllowMixedModels lets a run start when its endpoints serve
+	// different weights under the model's name (or other weights than a
+	// resumed run started with). They are refused otherwise.
+	AllowMixedModels bool
 	// Store receives every finished attempt.
 	Store *results.Store
 	// Progress, when set, receives a live progress bar.
@@ -47,6 +58,7 @@ type Runner struct {
 	Sandbox *sandbox.Sandbox
 
 	approvers map[string]agent.Approver
+	pool      *endpoint.Pool
 }
 
 // Outcome is what a run did.
@@ -93,6 +105,15 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 		}
 		r.approvers[a.Name] = ap
 	}
+	r.pool = r.Endpoints
+	if r.pool == nil {
+		name := ""
+		if em, ok := r.Model.(agent.EndpointModel); ok {
+			name = em.Endpoint()
+		}
+		r.pool, _ = endpoint.NewPool(endpoint.Of(name, r.Model, 0)) // one endpoint: never an error
+		defer r.pool.Close()
+	}
 	run, err := r.Store.GetRun(ctx, runID)
 	switch {
 	case errors.Is(err, results.ErrNoRun):
@@ -104,10 +125,15 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 			return nil, fmt.Errorf("resume run %s: %w", runID, err)
 		}
 	}
-	// Before the first attempt, and before anything is stored: each arm's
-	// tools (its servers started once), what they cost in prompt tokens
-	// (which also checks the model server, the model and its tool
-	// support), and each task's own servers with no name colliding.
+	// Before the first attempt, and before anything is stored: that every
+	// endpoint serves the model (the same weights), each arm's tools (its
+	// servers started once), what they cost in prompt tokens (which also
+	// checks the model server, the model and its tool support), and each
+	// task's own servers with no name colliding.
+	digest, err := r.checkModel(ctx, plan, run)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrPreflight, err)
+	}
 	armSets := map[string][]overhead.ToolSet{}
 	for _, arm := range plan.Arms {
 		sets, err := r.ToolSets(ctx, arm, arm.Servers, plan.Suite.Tasks[0])
@@ -125,6 +151,7 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 	}
 	if run == nil {
 		run = r.newRun(plan, runID)
+		run.ModelDigest = digest
 		if err := r.Store.CreateRun(ctx, run); err != nil {
 			return nil, fmt.Errorf("create run %s: %w", runID, err)
 		}
@@ -138,7 +165,10 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 	}
 	var todo []Job
 	out := &Outcome{Run: run}
-	for _, j := range plan.Jobs() {
+	for pos, j := range plan.Jobs() {
+		if !plan.InShard(pos) {
+			continue // another shard's
+		}
 		if done[results.AttemptKey{Arm: j.Arm.Name, Task: j.Task.ID, Index: j.Index}] {
 			out.Skipped++
 			continue
@@ -186,7 +216,11 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 		_ = r.Store.FinishRun(context.WithoutCancel(ctx), run.ID, results.RunInterrupted)
 		return out, nil
 	}
-	if out.ZeroVarianceShare, err = StoreAdvantages(ctx, r.Store, run.ID, plan.Advantage); err != nil {
+	if !plan.Shard.Whole() {
+		// A shard holds parts of groups: advantages over them would be
+		// wrong. bench merge computes them over the merged groups.
+		r.logf("shard %s done: advantages are computed when the shards are merged (bench merge)", plan.Shard)
+	} else if out.ZeroVarianceShare, err = StoreAdvantages(ctx, r.Store, run.ID, plan.Advantage); err != nil {
 		return out, err
 	}
 	if err := r.Store.FinishRun(ctx, run.ID, results.RunFinished); err != nil {
@@ -211,6 +245,7 @@ func (r *Runner) newRun(plan *Plan, runID string) *results.Run {
 		Status:          results.RunRunning,
 		BenchVersion:    r.Version,
 		Isolation:       r.Sandbox.Isolation(),
+		Shard:           plan.Shard.String(),
 	}
 	for i, a := range plan.Arms {
 		ac, _ := json.Marshal(a)
@@ -222,19 +257,30 @@ func (r *Runner) newRun(plan *Plan, runID string) *results.Run {
 	return run
 }
 
-// attemptWithRetries runs one attempt, retrying it with backoff while it
-// ends in an infrastructure failure, up to the plan's bound.
+// attemptWithRetries runs one attempt on an endpoint with a free slot,
+// retrying it while it ends in an infrastructure failure, up to the
+// plan's bound: at once on another endpoint when its own failed and
+// another is in service, else after a backoff.
 func (r *Runner) attemptWithRetries(ctx context.Context, plan *Plan, run *results.Run, j Job) (*results.Attempt, error) {
 	var a *results.Attempt
 	for try := 1; ; try++ {
-		var err error
-		a, err = r.attempt(ctx, plan, run, j)
+		lease, err := r.pool.Acquire(ctx)
+		if err != nil {
+			// The run was interrupted while the attempt waited for a slot.
+			return &results.Attempt{Status: results.StatusCanceled}, nil
+		}
+		a, err = r.attempt(ctx, plan, run, j, lease.Model())
+		lease.Release()
 		if err != nil {
 			return nil, err
 		}
 		a.Tries = try
 		if a.Status != results.StatusInfraError || try >= plan.MaxTries || ctx.Err() != nil {
 			return a, nil
+		}
+		if lease.Failed() && r.pool.InService() > 0 {
+			r.logf("attempt %s/%s#%d: endpoint %s failed (%s); retry %d of %d on another endpoint", j.Arm.Name, j.Task.ID, j.Index, lease.Endpoint(), a.Error, try, plan.MaxTries-1)
+			continue
 		}
 		wait := r.backoff(try)
 		r.logf("attempt %s/%s#%d: infrastructure failure (%s); retry %d of %d in %s", j.Arm.Name, j.Task.ID, j.Index, a.Error, try, plan.MaxTries-1, wait)

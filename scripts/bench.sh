@@ -12,6 +12,8 @@
 #       process subtracted. Target: under 20 ms on 2 cores.
 #   BenchmarkAttempt/concurrency=N   attempts/s at concurrency 1, 2, 4.
 #   BenchmarkSaveAttempt             one attempt's SQLite transaction.
+#   BenchmarkEndpoints (runner)      one run against one and two endpoints:
+#       scripts/scale.sh runs it with the shard-merge check.
 #   BenchmarkCallRoundTrip (agent/mcp) tool call through the harness to the
 #       project's MCP server over stdio, p50/p99, against relaunching it.
 set -euo pipefail

@@ -1,10 +1,11 @@
-// Command bench runs tool-using agents on a local Ollama model against a
-// suite of tasks, scores every attempt with hidden tests, and stores
+// Command bench runs tool-using agents on a local model (Ollama, or an
+// OpenAI-compatible server) against a suite of tasks, scores every attempt with hidden tests, and stores
 // everything in one SQLite file.
 //
 //	bench run --model qwen3:0.6b            run the example suite, 4 attempts per task
 //	bench validate tasks/suites/examples    check tasks without a model
 //	bench report                            summary of the latest run
+//	bench merge out.db shard-*.db           put the shards of a run back together
 //	bench mcp inspect -- CMD ARGS...        look at an MCP server before attaching it
 package main
 
@@ -60,6 +61,7 @@ Usage:
   bench runs                    the stored runs, newest first, with their progress
   bench report [RUN]            summary of a stored run (default: the latest)
   bench export [flags]          attempts as JSONL training data (messages + tools, rewards, advantages)
+  bench merge OUT.db IN.db...   put the shards of a run (bench run --shard I/N) back together
   bench overhead --model M      prompt tokens each tool and server adds to every request
   bench mcp inspect -- CMD...   connect to an MCP server and show what bench would offer
   bench mcp serve issues        the project's example MCP server (an issue tracker)
@@ -87,6 +89,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdRuns(ctx, args[1:], stdout, stderr)
 	case "export":
 		err = cmdExport(ctx, args[1:], stdout, stderr)
+	case "merge":
+		err = cmdMerge(ctx, args[1:], stdout, stderr)
 	case "overhead":
 		err = cmdOverhead(ctx, args[1:], stdout, stderr)
 	case "mcp":

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/benchhq/bench/agent"
+	"github.com/benchhq/bench/endpoint"
 	"github.com/benchhq/bench/overhead"
 	"github.com/benchhq/bench/results"
 	"github.com/benchhq/bench/runner"
@@ -47,6 +48,7 @@ type overheadFlags struct {
 	config string
 	model  string
 	host   string
+	api    string
 	numCtx int
 	tools  string
 	arms   string
@@ -67,7 +69,8 @@ func cmdOverhead(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs := newFlagSet("overhead", stderr, overheadUsage)
 	fs.StringVar(&f.config, "config", "", "run file (TOML): model, options, servers and arms are taken from it")
 	fs.StringVar(&f.model, "model", "", "Ollama model to measure, e.g. qwen3:0.6b (required unless the run file names one)")
-	fs.StringVar(&f.host, "host", "", "Ollama server URL (default $OLLAMA_HOST or http://127.0.0.1:11434)")
+	fs.StringVar(&f.host, "host", "", "model server URL (default $OLLAMA_HOST or http://127.0.0.1:11434)")
+	fs.StringVar(&f.api, "api", "", "API of the server: ollama (default) or openai (an OpenAI-compatible server: usage.prompt_tokens is measured)")
 	fs.IntVar(&f.numCtx, "num-ctx", 0, fmt.Sprintf("context window, num_ctx (default: the run file's, or %d)", runner.DefaultNumCtx))
 	fs.StringVar(&f.tools, "tools", "", "comma-separated built-in tools to offer (default all)")
 	fs.Var(&f.servers, "server", serverFlagHelp)
@@ -147,10 +150,15 @@ func cmdOverhead(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			return err
 		}
 	}
-	model, err := agent.NewOllama(f.host, nil)
+	kind, err := endpoint.ParseAPI(f.api)
+	if err != nil {
+		return usagef("overhead: --api: %v", err)
+	}
+	ep, err := endpoint.New(kind, endpoint.Spec{URL: f.host}, nil)
 	if err != nil {
 		return usagef("overhead: --host: %v", err)
 	}
+	model := ep.Model
 
 	var reports []*overhead.Report
 	for i, arm := range arms {

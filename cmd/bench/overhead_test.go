@@ -20,6 +20,7 @@ import (
 	"github.com/benchhq/bench/agent"
 	"github.com/benchhq/bench/agent/mcp"
 	"github.com/benchhq/bench/internal/ollamatest"
+	"github.com/benchhq/bench/internal/openaitest"
 	"github.com/benchhq/bench/results"
 	"github.com/benchhq/bench/servers/issuetracker"
 	"github.com/benchhq/bench/tasks"
@@ -367,5 +368,26 @@ func TestOverheadTruncatedMeasurement(t *testing.T) {
 	}
 	if !strings.Contains(stdout, "≥") {
 		t.Errorf("truncated numbers not marked:\n%s", stdout)
+	}
+}
+
+// TestOverheadOpenAI measures through an OpenAI-compatible server: the
+// same counts, from usage.prompt_tokens.
+func TestOverheadOpenAI(t *testing.T) {
+	srv := openaitest.New(ollamatest.Turns())
+	defer srv.Close()
+	code, stdout, stderr := overheadCmd(t, "--api", "openai", "--host", srv.URL+"/v1", "--model", "fake", "--num-ctx", "32768", "--turns", "5")
+	if code != 0 {
+		t.Fatalf("exit %d\nstderr: %s", code, stderr)
+	}
+	sum := toolWords(t, testBuiltins(t)...)
+	if got := tableRow(t, stdout, "builtin (6 tools)")[0]; got != comma(sum) {
+		t.Errorf("builtin row %q, want %d tokens:\n%s", got, sum, stdout)
+	}
+	if n := len(srv.Requests()); n != 8 {
+		t.Errorf("%d requests, want 8", n)
+	}
+	if code, _, stderr := overheadCmd(t, "--api", "openai", "--model", "fake"); code != 2 || !strings.Contains(stderr, "--host") {
+		t.Errorf("--api openai without --host: exit %d, %q", code, stderr)
 	}
 }

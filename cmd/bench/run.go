@@ -14,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/benchhq/bench/agent"
+	"github.com/benchhq/bench/endpoint"
 	"github.com/benchhq/bench/evaluator"
 	"github.com/benchhq/bench/results"
 	"github.com/benchhq/bench/runner"
@@ -39,7 +40,10 @@ type runFlags struct {
 	seed        int64
 	db          string
 	name        string
-	host        string
+	hosts       hostList
+	api         string
+	allowMixed  bool
+	shard       string
 	temperature float64
 	numCtx      int
 	numPredict  int
@@ -127,7 +131,7 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var f runFlags
-	fs := newFlagSet("run", stderr, "Usage: bench run [flags]\n\nRuns every task of a suite G times against an Ollama model and stores scored attempts.\n\nFlags:\n")
+	fs := newFlagSet("run", stderr, "Usage: bench run [flags]\n\nRuns every task of a suite G times against a model (Ollama, or an OpenAI-compatible server) and stores scored attempts.\n\nFlags:\n")
 	fs.StringVar(&f.config, "config", "", "run file (TOML) with the plan; flags given here override it")
 	fs.StringVar(&f.model, "model", "", "Ollama model to run, e.g. qwen3:0.6b (required)")
 	fs.StringVar(&f.suite, "suite", "", "suite folder (default "+DefaultSuite+")")
@@ -139,7 +143,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.Int64Var(&f.seed, "seed", 0, "run seed; each attempt's seed derives from it and the attempt (default 1)")
 	fs.StringVar(&f.db, "db", "", "SQLite file for results (default bench.db)")
 	fs.StringVar(&f.name, "name", "", "name the run: it becomes the run id, and the same command again continues it")
-	fs.StringVar(&f.host, "host", "", "Ollama server URL (default $OLLAMA_HOST or http://127.0.0.1:11434)")
+	fs.Var(&f.hosts, "host", hostFlagHelp)
+	fs.StringVar(&f.api, "api", "", "API of the model servers: ollama (default, native /api/chat) or openai (/v1/chat/completions: vLLM, SGLang, llama.cpp, LM Studio)")
+	fs.BoolVar(&f.allowMixed, "allow-mixed-models", false, "run even when the endpoints serve different weights under the model's name (their digests differ)")
+	fs.StringVar(&f.shard, "shard", "", "run only shard I of N of the plan (I from 0), e.g. --shard $JOB_COMPLETION_INDEX/8; needs --name; put the shards together with bench merge")
 	fs.Float64Var(&f.temperature, "temperature", -1, "sampling temperature (default: the model's)")
 	fs.IntVar(&f.numCtx, "num-ctx", 0, fmt.Sprintf("context window, num_ctx (default %d)", runner.DefaultNumCtx))
 	fs.IntVar(&f.numPredict, "num-predict", 0, fmt.Sprintf("max tokens per reply, num_predict (default %d)", runner.DefaultNumPredict))
@@ -175,11 +182,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if f.resume != "" {
 		// A resumed run keeps its plan: only what paces it may be given.
 		paces := map[string]bool{"resume": true, "db": true, "host": true, "concurrency": true, "j": true,
-			"keep-workspaces": true, "request-timeout": true, "sandbox": true, "no-progress": true, "max-tries": true}
+			"keep-workspaces": true, "request-timeout": true, "sandbox": true, "no-progress": true, "max-tries": true,
+			"allow-mixed-models": true}
 		var conflict error
 		fs.Visit(func(fl *flag.Flag) {
 			if !paces[fl.Name] && conflict == nil {
-				conflict = usagef("run: --resume and --%s conflict: a resumed run keeps its plan (it may change only --concurrency, --max-tries, --request-timeout, --keep-workspaces, --sandbox, --host)", fl.Name)
+				conflict = usagef("run: --resume and --%s conflict: a resumed run keeps its plan (it may change only --concurrency, --max-tries, --request-timeout, --keep-workspaces, --sandbox, --host, --allow-mixed-models)", fl.Name)
 			}
 		})
 		if conflict != nil {
@@ -196,17 +204,26 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		rf = &runner.RunFile{}
 	}
 
-	model, err := agent.NewOllama(f.host, nil)
-	if err != nil {
-		return usagef("run: --host: %v", err)
-	}
 	// Everything that can be checked without the database is checked
 	// first, so that bad input leaves no file behind.
 	var plan *runner.Plan
 	var sb *sandbox.Sandbox
+	var pool *endpoint.Pool
+	var err error
+	defer func() {
+		if pool != nil {
+			pool.Close()
+		}
+	}()
 	if f.resume == "" {
 		if plan, err = planFromFlags(&f, set, rf); err != nil {
 			return err
+		}
+		if pool, err = endpointPool(first(f.api, rf.API), f.hosts, rf, stderr); err != nil {
+			return err
+		}
+		if !set["concurrency"] && !set["j"] && rf.Concurrency == 0 && pool.Slots() > 0 {
+			plan.Concurrency = pool.Slots() // one attempt per slot
 		}
 		if sb, err = readyPlan(ctx, plan, &f, set, stderr); err != nil {
 			return err
@@ -247,6 +264,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if set["max-tries"] {
 			plan.MaxTries = f.maxTries
 		}
+		if pool, err = endpointPool(plan.API, f.hosts, rf, stderr); err != nil {
+			return err
+		}
+		if !set["concurrency"] && !set["j"] && len(f.hosts) > 0 && pool.Slots() > 0 {
+			plan.Concurrency = pool.Slots()
+		}
 		if sb, err = readyPlan(ctx, plan, &f, set, stderr); err != nil {
 			return err
 		}
@@ -262,7 +285,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 
 	exe, _ := os.Executable()
-	r := &runner.Runner{Model: model, Store: store, Log: stderr, BenchPath: exe, Version: version, Sandbox: sb}
+	r := &runner.Runner{Endpoints: pool, AllowMixedModels: f.allowMixed || rf.AllowMixedModels, Store: store, Log: stderr, BenchPath: exe, Version: version, Sandbox: sb}
 	if !f.noProgress && isTerminal(stderr) {
 		r.Progress = stderr
 	}
@@ -272,6 +295,20 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	fmt.Fprintf(stderr, "run %s: model %s, %d tasks × %d attempts × %d arms, concurrency %d, results in %s\n",
 		runID, plan.Model, len(plan.Suite.Tasks), plan.Attempts, max(len(plan.Arms), 1), plan.Concurrency, dbPath)
+	if eps := pool.Endpoints(); len(eps) > 1 || !plan.Shard.Whole() {
+		names := make([]string, len(eps))
+		for i, e := range eps {
+			names[i] = e.Name
+			if e.Slots > 0 {
+				names[i] += fmt.Sprintf(" (%d slots)", e.Slots)
+			}
+		}
+		what := ""
+		if !plan.Shard.Whole() {
+			what = fmt.Sprintf("shard %s of the plan, ", plan.Shard)
+		}
+		fmt.Fprintf(stderr, "%sendpoints: %s\n", what, strings.Join(names, ", "))
+	}
 	out, err := r.Run(ctx, plan, runID)
 	if err != nil {
 		if errors.Is(err, runner.ErrPreflight) {
@@ -299,6 +336,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	if out.Skipped > 0 {
 		fmt.Fprintf(stderr, "%d attempts were already stored and kept\n", out.Skipped)
+	}
+	if !plan.Shard.Whole() {
+		fmt.Fprintf(stderr, "shard %s stored in %s; when every shard is done: bench merge OUT.db SHARD.db...\n", plan.Shard, dbPath)
 	}
 	if out.InfraErrors > 0 {
 		fmt.Fprintf(stderr, "warning: %d attempts ended in infrastructure failures after retries; they are not scored. Rerun with --resume %s to try them again.\n", out.InfraErrors, runID)
@@ -353,6 +393,22 @@ func planFromFlags(f *runFlags, set map[string]bool, rf *runner.RunFile) (*runne
 			return nil, usagef("run: --advantage: %v", err)
 		}
 		p.Advantage = m
+	}
+	p.API = planAPI(first(f.api, rf.API))
+	if set["api"] {
+		if _, err := endpoint.ParseAPI(f.api); err != nil {
+			return nil, usagef("run: --api: %v", err)
+		}
+	}
+	if set["shard"] {
+		sh, err := runner.ParseShard(f.shard)
+		if err != nil {
+			return nil, usagef("run: --shard: %v", err)
+		}
+		if p.Name == "" {
+			return nil, usagef("run: --shard needs --name (or name in the run file): the shards of one run share its id")
+		}
+		p.Shard = sh
 	}
 	if p.Name != "" && !validName(p.Name) {
 		return nil, usagef("run: name %q: expected letters, digits, '.', '_' or '-' (it becomes the run id)", p.Name)

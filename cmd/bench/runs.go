@@ -34,6 +34,9 @@ func cmdRuns(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "RUN\tCREATED\tMODEL\tSUITE\tARMS\tTASKS\tG\tDONE\tPASSED\tINFRA\tSTATUS")
 	for _, r := range runs {
+		if r.Shard != "" {
+			r.Status += " (shard " + r.Shard + ")"
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\t%d/%d\t%d\t%d\t%s\n", r.ID, r.CreatedAt.Local().Format("2006-01-02 15:04"),
 			r.Model, r.Suite, r.Arms, r.Tasks, r.AttemptsPerTask, r.Finished, r.Planned(), r.Passes, r.InfraErrors, r.Status)
 	}

@@ -86,6 +86,12 @@ type Server struct {
 	models map[string]bool
 	// noTools lists pulled models whose template has no tool support.
 	noTools map[string]bool
+	// digests are the models' digests in /api/tags (default: one derived
+	// from the name).
+	digests map[string]string
+	// slots, when set, bounds the chats answered at once, as
+	// OLLAMA_NUM_PARALLEL does: the others wait their turn.
+	slots chan struct{}
 
 	mux *http.ServeMux
 
@@ -117,12 +123,14 @@ func WithoutTools(names ...string) Option {
 
 // New starts a fake server playing script. Close it when done.
 func New(script Script, opts ...Option) *Server {
-	s := &Server{script: script, models: map[string]bool{}, noTools: map[string]bool{}}
+	s := &Server{script: script, models: map[string]bool{}, noTools: map[string]bool{}, digests: map[string]string{}}
 	for _, o := range opts {
 		o(s)
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /api/chat", s.chat)
+	mux.HandleFunc("GET /api/tags", s.tags)
+	mux.HandleFunc("POST /api/show", s.show)
 	mux.HandleFunc("GET /", func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/" {
 			fmt.Fprint(w, "Ollama is running")
@@ -193,23 +201,21 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("registry.ollama.ai/library/%s:latest does not support tools", req.Model))
 		return
 	}
-	rep := s.script(&req)
-	if rep.Delay > 0 {
+	if s.slots != nil {
 		select {
-		case <-time.After(rep.Delay):
+		case s.slots <- struct{}{}:
+			defer func() { <-s.slots }()
 		case <-r.Context().Done():
 			return
 		}
 	}
+	rep := s.script(&req)
+	if !Wait(r, rep.Delay) {
+		return
+	}
 	if rep.Hangup {
-		if hj, ok := w.(http.Hijacker); ok {
-			conn, _, err := hj.Hijack()
-			if err == nil {
-				conn.Close()
-				return
-			}
-		}
-		panic(http.ErrAbortHandler)
+		Hangup(w)
+		return
 	}
 	if rep.Status != 0 {
 		writeError(w, rep.Status, rep.Error)
@@ -295,6 +301,33 @@ func numCtx(opts map[string]any) int {
 		return v
 	}
 	return 0
+}
+
+// Wait holds an answer back for d (a slow model); false when the client
+// went away first.
+func Wait(r *http.Request, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	select {
+	case <-time.After(d):
+		return true
+	case <-r.Context().Done():
+		return false
+	}
+}
+
+// Hangup closes the connection without an answer, as a server that dies
+// mid-request does.
+func Hangup(w http.ResponseWriter) {
+	if hj, ok := w.(http.Hijacker); ok {
+		conn, _, err := hj.Hijack()
+		if err == nil {
+			conn.Close()
+			return
+		}
+	}
+	panic(http.ErrAbortHandler)
 }
 
 func writeError(w http.ResponseWriter, status int, msg string) {

@@ -1,0 +1,343 @@
+package endpoint
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/ollama/ollama/api"
+
+	"github.com/benchhq/bench/agent"
+)
+
+// Pool hands out the endpoints of a run, one attempt at a time.
+//
+// Acquire gives an attempt the endpoint in service with the most free
+// slots (the least loaded share of its slots), and waits while every
+// endpoint in service is full. A request that fails for a reason of the
+// server (no answer, connection cut, HTTP 5xx or 429, no reply within
+// the request timeout) takes its endpoint out of service for a cooldown
+// that doubles with each failure in a row (5s, 10s, ... up to 2 min); the
+// pool then probes it (GET /api/version, or /v1/models) and puts it back
+// when it answers. While another endpoint is in service, attempts are
+// never given one that is out; when every endpoint is out, Acquire still
+// hands one out, so that attempts keep trying (and the runner's retry
+// bound still ends them) exactly as with a single server.
+type Pool struct {
+	// Cooldown is the time out of service after the n-th failure in a
+	// row (n >= 1); nil is 5s × 2^(n-1), at most 2 minutes.
+	Cooldown func(n int) time.Duration
+	// Log, when set, hears of endpoints taken out and put back.
+	Log func(format string, args ...any)
+
+	mu      sync.Mutex
+	eps     []*Endpoint
+	changed chan struct{} // closed and replaced at every change of state
+	done    chan struct{}
+	ctx     context.Context // ends at Close: probes in flight stop
+	cancel  context.CancelFunc
+	closed  bool
+	probes  sync.WaitGroup
+}
+
+// NewPool makes a pool of endpoints (at least one). Close it when done.
+func NewPool(eps ...*Endpoint) (*Pool, error) {
+	if len(eps) == 0 {
+		return nil, errors.New("endpoint pool: no endpoint")
+	}
+	seen := map[string]bool{}
+	for _, e := range eps {
+		if seen[e.Name] {
+			return nil, fmt.Errorf("endpoint %s: given twice (give one endpoint with more slots instead)", e.Name)
+		}
+		seen[e.Name] = true
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Pool{eps: eps, changed: make(chan struct{}), done: make(chan struct{}), ctx: ctx, cancel: cancel}, nil
+}
+
+// Endpoints returns the pool's endpoints, in the order given.
+func (p *Pool) Endpoints() []*Endpoint { return p.eps }
+
+// Slots is the sum of the endpoints' slots, or 0 when one has no bound.
+func (p *Pool) Slots() int {
+	n := 0
+	for _, e := range p.eps {
+		if e.Slots == 0 {
+			return 0
+		}
+		n += e.Slots
+	}
+	return n
+}
+
+// InService counts the endpoints in service.
+func (p *Pool) InService() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for _, e := range p.eps {
+		if !e.down {
+			n++
+		}
+	}
+	return n
+}
+
+// First returns the first endpoint in service (the first endpoint when
+// none is): what measures the tool overhead, once per model.
+func (p *Pool) First() *Endpoint {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, e := range p.eps {
+		if !e.down {
+			return e
+		}
+	}
+	return p.eps[0]
+}
+
+// Close stops the probes of endpoints out of service.
+func (p *Pool) Close() {
+	p.mu.Lock()
+	if !p.closed {
+		p.closed = true
+		close(p.done)
+		p.cancel()
+	}
+	p.mu.Unlock()
+	p.probes.Wait()
+}
+
+// Lease is one attempt's hold on a slot of an endpoint.
+type Lease struct {
+	pool   *Pool
+	ep     *Endpoint
+	mu     sync.Mutex
+	failed bool
+	done   bool
+}
+
+// Acquire waits for a free slot and returns its lease; the error is
+// ctx's when it ends first.
+func (p *Pool) Acquire(ctx context.Context) (*Lease, error) {
+	for {
+		p.mu.Lock()
+		e := p.pick()
+		if e != nil {
+			e.busy++
+			p.mu.Unlock()
+			return &Lease{pool: p, ep: e}, nil
+		}
+		wait := p.changed
+		p.mu.Unlock()
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// pick chooses an endpoint with a free slot: among those in service if
+// any is, else among all. The least loaded share of slots wins, then the
+// fewest attempts, then the order given.
+func (p *Pool) pick() *Endpoint {
+	anyUp := false
+	for _, e := range p.eps {
+		if !e.down {
+			anyUp = true
+			break
+		}
+	}
+	var best *Endpoint
+	var bestLoad float64
+	for _, e := range p.eps {
+		if (anyUp && e.down) || (e.Slots > 0 && e.busy >= e.Slots) {
+			continue
+		}
+		load := float64(e.busy)
+		if e.Slots > 0 {
+			load = float64(e.busy+1) / float64(e.Slots)
+		}
+		if best == nil || load < bestLoad || (load == bestLoad && e.busy < best.busy) {
+			best, bestLoad = e, load
+		}
+	}
+	return best
+}
+
+// notify wakes whoever waits for a change; call with p.mu held.
+func (p *Pool) notify() {
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+func (p *Pool) logf(format string, args ...any) {
+	if p.Log != nil {
+		p.Log(format, args...)
+	}
+}
+
+func (p *Pool) cooldown(n int) time.Duration {
+	if p.Cooldown != nil {
+		return p.Cooldown(n)
+	}
+	return min(5*time.Second<<min(n-1, 8), 2*time.Minute)
+}
+
+// Model is the lease's endpoint as a Model: its requests go to that
+// endpoint, and a failure of the server takes the endpoint out of service.
+func (l *Lease) Model() agent.Model { return leased{l} }
+
+// Endpoint is the name of the lease's endpoint.
+func (l *Lease) Endpoint() string { return l.ep.Name }
+
+// Failed reports whether the endpoint failed during the lease (and was
+// taken out of service for it).
+func (l *Lease) Failed() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.failed
+}
+
+// Release gives the slot back. It may be called more than once.
+func (l *Lease) Release() {
+	l.mu.Lock()
+	if l.done {
+		l.mu.Unlock()
+		return
+	}
+	l.done = true
+	l.mu.Unlock()
+	p := l.pool
+	p.mu.Lock()
+	l.ep.busy--
+	p.notify()
+	p.mu.Unlock()
+}
+
+// leased is a Lease's Model.
+type leased struct{ l *Lease }
+
+// Chat sends the request to the lease's endpoint and tells the pool how
+// the endpoint did.
+func (m leased) Chat(ctx context.Context, req *api.ChatRequest) (*api.ChatResponse, error) {
+	e := m.l.ep
+	resp, err := e.Model.Chat(ctx, req)
+	switch {
+	case err == nil:
+		m.l.pool.succeeded(e)
+	case Fault(ctx, err):
+		m.l.mu.Lock()
+		m.l.failed = true
+		m.l.mu.Unlock()
+		m.l.pool.failed(e, err)
+	}
+	return resp, err
+}
+
+// Endpoint names the server, for the turns the loop records.
+func (m leased) Endpoint() string { return m.l.ep.Name }
+
+// succeeded puts an endpoint that answered back in service.
+func (p *Pool) succeeded(e *Endpoint) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if e.failures == 0 && !e.down {
+		return
+	}
+	if e.down {
+		p.logf("endpoint %s answers again: back in service", e.Name)
+		p.notify()
+	}
+	e.failures, e.down = 0, false
+}
+
+// failed takes an endpoint out of service and starts probing it.
+func (p *Pool) failed(e *Endpoint, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	e.lastError = err.Error()
+	if e.down {
+		return // already out: one failure is enough to count
+	}
+	e.failures++
+	e.down = true
+	wait := p.cooldown(e.failures)
+	p.logf("endpoint %s failed (%v): out of service for %s; its attempts go to the other endpoints", e.Name, err, wait)
+	p.notify()
+	if !e.probing && !p.closed {
+		e.probing = true
+		p.probes.Add(1)
+		go p.revive(e, wait)
+	}
+}
+
+// revive waits out an endpoint's cooldown and probes it, again and again
+// with a longer cooldown each time, until it answers (or a request to it
+// succeeds meanwhile, or the pool closes).
+func (p *Pool) revive(e *Endpoint, wait time.Duration) {
+	defer p.probes.Done()
+	for {
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-p.done:
+			t.Stop()
+			p.mu.Lock()
+			e.probing = false
+			p.mu.Unlock()
+			return
+		}
+		var err error
+		if e.probe != nil {
+			err = e.probe(p.ctx, e)
+		}
+		p.mu.Lock()
+		if !e.down || err == nil {
+			if e.down {
+				p.logf("endpoint %s answers again: back in service", e.Name)
+			}
+			e.down, e.probing = false, false
+			p.notify()
+			p.mu.Unlock()
+			return
+		}
+		e.failures++
+		wait = p.cooldown(e.failures)
+		p.mu.Unlock()
+	}
+}
+
+// Fault reports whether err, from a request sent under ctx, is the
+// server's failure: no answer, a connection cut, HTTP 5xx, 429 or 408,
+// or no reply within the request timeout (agent.ErrRequestTimeout). An
+// answer about the request (unknown model, no tool support, context
+// exceeded, any other 4xx) is not, and neither is a request cut by the
+// attempt's own end (its wall time, an interruption of the run).
+func Fault(ctx context.Context, err error) bool {
+	if err == nil {
+		return false
+	}
+	if ctx.Err() != nil {
+		return errors.Is(context.Cause(ctx), agent.ErrRequestTimeout)
+	}
+	if errors.Is(err, agent.ErrModelNotFound) || errors.Is(err, agent.ErrNoToolSupport) || errors.Is(err, agent.ErrContextExceeded) {
+		return false
+	}
+	var se api.StatusError
+	var hs interface{ HTTPStatus() int }
+	status := 0
+	switch {
+	case errors.As(err, &se):
+		status = se.StatusCode
+	case errors.As(err, &hs):
+		status = hs.HTTPStatus()
+	default:
+		return true // no answer at all
+	}
+	return status >= 500 || status == 429 || status == 408
+}

@@ -1,0 +1,114 @@
+package results
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// tableCounts counts the rows of every table, for run runID's rows only
+// where a table says which run a row is of.
+func tableCounts(t *testing.T, s *Store) map[string]int {
+	t.Helper()
+	tables, err := s.mergeTables(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]int{}
+	for _, tb := range tables {
+		var n int
+		if err := s.DB().Get(&n, `SELECT count(*) FROM "`+tb.name+`"`); err != nil {
+			t.Fatal(err)
+		}
+		out[tb.name] = n
+	}
+	return out
+}
+
+// TestMergeRunCopiesEveryTable: two pieces of a run become one, with every
+// row of every table of the schema, under new attempt ids.
+func TestMergeRunCopiesEveryTable(t *testing.T) {
+	ctx := context.Background()
+	a, _ := openTemp(t)
+	b, _ := openTemp(t)
+	run := createRun(t, a)
+	createRun(t, b)
+	if err := a.SaveOverhead(ctx, run.ID, testOverhead("baseline")); err != nil {
+		t.Fatal(err)
+	}
+	var idsA, idsB []int64
+	save := func(s *Store, ids *[]int64, att *Attempt) {
+		id, err := s.SaveAttempt(ctx, att)
+		if err != nil {
+			t.Fatal(err)
+		}
+		*ids = append(*ids, id)
+	}
+	save(a, &idsA, finishedAttempt(run.ID, AttemptKey{Arm: "baseline", Task: "csv-sum", Index: 0}, 1))
+	save(a, &idsA, finishedAttempt(run.ID, AttemptKey{Arm: "strict", Task: "csv-sum", Index: 0}, 0))
+	save(b, &idsB, finishedAttempt(run.ID, AttemptKey{Arm: "baseline", Task: "csv-sum", Index: 1}, 0))
+	save(b, &idsB, infraAttempt(run.ID, AttemptKey{Arm: "strict", Task: "csv-sum", Index: 1}))
+	// Left out: a piece's attempt the merge does not take.
+	if _, err := b.SaveAttempt(ctx, finishedAttempt(run.ID, AttemptKey{Arm: "strict", Task: "recipe-trailing-dot", Index: 3}, 1)); err != nil {
+		t.Fatal(err)
+	}
+
+	out, err := Open(ctx, filepath.Join(t.TempDir(), "out.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	// An unrelated run already in the file keeps its ids.
+	other := testRun()
+	other.ID = "other"
+	if err := out.CreateRun(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := out.SaveAttempt(ctx, finishedAttempt("other", AttemptKey{Arm: "baseline", Task: "csv-sum", Index: 0}, 1)); err != nil {
+		t.Fatal(err)
+	}
+	before := tableCounts(t, out)
+	patch := RunPatch{Status: RunFinished, CreatedAt: t0, FinishedAt: &t0}
+	if err := out.MergeRun(ctx, run.ID, patch, []MergePiece{{Store: a, Attempts: idsA}, {Store: b, Attempts: idsB}}); err != nil {
+		t.Fatal(err)
+	}
+	ca, cb, co := tableCounts(t, a), tableCounts(t, b), tableCounts(t, out)
+	for name, n := range co {
+		want := before[name]
+		switch name {
+		case "runs", "arms", "tasks", "overhead", "overhead_items":
+			want += ca[name] // the plan, once, from the first piece
+		default:
+			// b's left-out attempt has 3 turns, 2 calls, 7 messages, 1 test, 1 server.
+			left := map[string]int{"attempts": 1, "turns": 3, "tool_calls": 2, "messages": 7, "test_results": 1, "attempt_servers": 1}[name]
+			want += ca[name] + cb[name] - left
+		}
+		if n != want {
+			t.Errorf("table %s: %d rows after merging, want %d", name, n, want)
+		}
+	}
+	got, err := out.GetRun(ctx, run.ID)
+	if err != nil || got.Status != RunFinished || got.Shard != "" || len(got.Arms) != 2 || len(got.Tasks) != 2 {
+		t.Errorf("merged run %+v, %v", got, err)
+	}
+	ms, err := out.AttemptMetrics(ctx, run.ID)
+	if err != nil || len(ms) != 4 {
+		t.Fatalf("merged attempts %d, %v; want 4", len(ms), err)
+	}
+	var orphans int
+	if err := out.DB().Get(&orphans, `SELECT count(*) FROM turns WHERE attempt_id NOT IN (SELECT id FROM attempts)`); err != nil || orphans != 0 {
+		t.Errorf("turns pointing at no attempt: %d (%v)", orphans, err)
+	}
+
+	if err := out.MergeRun(ctx, run.ID, patch, []MergePiece{{Store: a, Attempts: idsA}}); err == nil || !strings.Contains(err.Error(), "already holds run") {
+		t.Errorf("merging a run the file holds: %v", err)
+	}
+	if _, err := out.DB().Exec(`CREATE TABLE notes (text TEXT)`); err != nil {
+		t.Fatal(err)
+	}
+	err = out.MergeRun(ctx, "x", patch, []MergePiece{{Store: a}})
+	if err == nil || !strings.Contains(err.Error(), "table notes") {
+		t.Errorf("a table merging does not know: %v; want it named", err)
+	}
+}
