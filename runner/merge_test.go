@@ -15,8 +15,8 @@ import (
 
 	"github.com/benchhq/bench/agent"
 	"github.com/benchhq/bench/internal/ollamatest"
-	"github.com/benchhq/bench/internal/sandboxtest"
 	"github.com/benchhq/bench/internal/reporttest"
+	"github.com/benchhq/bench/internal/sandboxtest"
 	"github.com/benchhq/bench/results"
 	"github.com/benchhq/bench/runner"
 	"github.com/benchhq/bench/tasks"
