@@ -56,6 +56,9 @@ type TestResult struct {
 	Output string
 	// Duration is how long the tests ran.
 	Duration time.Duration
+	// RefDuration is, for tests that timed out, how long the reference
+	// solution's tests took in the same prepared environment.
+	RefDuration time.Duration
 	// Basis says what the reward rests on: BasisTests or BasisExitStatus.
 	Basis string
 	// Cases are the tests the report gave, sorted by ID.
@@ -137,18 +140,32 @@ func (s *Scorer) Score(ctx context.Context, t *tasks.Task, workspace string) (*T
 }
 
 // Run runs the hidden tests of t on the original workspace plus change
-// (nil for none).
+// (nil for none), with a fresh HOME (filled by s.Home).
 func (s *Scorer) Run(ctx context.Context, t *tasks.Task, change *Change) (*TestResult, error) {
+	home, err := os.MkdirTemp(s.TempDir, "bench-score-home-")
+	if err != nil {
+		return nil, fmt.Errorf("score task %s: make the scoring HOME: %w", t.ID, err)
+	}
+	defer os.RemoveAll(home)
+	if s.Home != nil {
+		if err := s.Home(ctx, t, home); err != nil {
+			return nil, fmt.Errorf("score task %s: prepare HOME: %w", t.ID, err)
+		}
+	}
+	return s.RunWithHome(ctx, t, change, home)
+}
+
+// RunWithHome is Run with home, a folder of the caller's, as HOME: what
+// preparing an environment needs, to keep what the tests leave there.
+func (s *Scorer) RunWithHome(ctx context.Context, t *tasks.Task, change *Change, home string) (*TestResult, error) {
 	dir, err := os.MkdirTemp(s.TempDir, "bench-score-")
 	if err != nil {
 		return nil, fmt.Errorf("score task %s: make the scoring folder: %w", t.ID, err)
 	}
 	defer os.RemoveAll(dir)
-	work, home := filepath.Join(dir, "work"), filepath.Join(dir, "home")
-	for _, d := range []string{work, home} {
-		if err := os.Mkdir(d, 0o700); err != nil {
-			return nil, fmt.Errorf("score task %s: %w", t.ID, err)
-		}
+	work := filepath.Join(dir, "work")
+	if err := os.Mkdir(work, 0o700); err != nil {
+		return nil, fmt.Errorf("score task %s: %w", t.ID, err)
 	}
 	if err := t.CopyWorkspace(work); err != nil {
 		return nil, err
@@ -165,11 +182,6 @@ func (s *Scorer) Run(ctx context.Context, t *tasks.Task, change *Change) (*TestR
 		// Only the tests write their report.
 		if err := os.RemoveAll(filepath.Join(work, filepath.FromSlash(t.Tests.ReportFile))); err != nil {
 			return nil, fmt.Errorf("score task %s: %w", t.ID, err)
-		}
-	}
-	if s.Home != nil {
-		if err := s.Home(ctx, t, home); err != nil {
-			return nil, fmt.Errorf("score task %s: prepare HOME: %w", t.ID, err)
 		}
 	}
 	spec := s.Spec

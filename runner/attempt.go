@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/benchhq/bench/agent"
+	"github.com/benchhq/bench/environment"
 	"github.com/benchhq/bench/evaluator"
 	"github.com/benchhq/bench/results"
 	"github.com/benchhq/bench/sandbox"
@@ -54,9 +55,17 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 	if err != nil {
 		return nil, fmt.Errorf("arm %s: %w", j.Arm.Name, err)
 	}
+	// HOME: a private view of the task's prepared environment, its warm
+	// caches included.
 	home := filepath.Join(dir, "home")
 	if err := os.Mkdir(home, 0o700); err != nil {
 		return nil, fmt.Errorf("attempt %s/%s#%d: %w", j.Arm.Name, j.Task.ID, j.Index, err)
+	}
+	env := r.envs[j.Task.Dir]
+	if env != nil {
+		if err := env.HomeView(home); err != nil {
+			return nil, fmt.Errorf("attempt %s/%s#%d: %w", j.Arm.Name, j.Task.ID, j.Index, err)
+		}
 	}
 	// Every process of the attempt (its commands, its sandboxed servers)
 	// runs as one user of its own, which ends them all before scoring.
@@ -133,9 +142,25 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 	// The hidden tests run on the agent's result, in a scoring folder of
 	// their own, as a fresh sandbox user without network.
 	scorer := &evaluator.Scorer{Sandbox: r.Sandbox, Spec: testSpec(spec), TempDir: r.TempDir}
-	res, err := scorer.Score(context.WithoutCancel(ctx), j.Task, wsDir)
-	if err != nil {
+	if env != nil {
+		scorer.Home = func(_ context.Context, _ *tasks.Task, dir string) error { return env.ScoringView(dir) }
+	}
+	res, err := scorer.Score(ctx, j.Task, wsDir)
+	switch {
+	case ctx.Err() != nil:
+		// Stopped while scoring: not scored, run again on resume.
+		a.Status, a.Error = results.StatusCanceled, "interrupted while the hidden tests ran"
+		return a, nil
+	case err != nil:
 		return nil, fmt.Errorf("attempt %s/%s#%d: hidden tests: %w", j.Arm.Name, j.Task.ID, j.Index, err)
+	}
+	if res.TimedOut {
+		if why := r.timeoutIsTheMachines(ctx, scorer, j.Task, env, res); why != "" {
+			a.Test = res
+			a.Status, a.Error = results.StatusInfraError, why
+			a.FinishedAt = time.Now().UTC()
+			return a, nil
+		}
 	}
 	reward := res.Reward()
 	a.Test = res
@@ -143,6 +168,39 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 	a.Status = results.StatusFinished
 	a.FinishedAt = time.Now().UTC()
 	return a, nil
+}
+
+// timeoutIsTheMachines decides whether hidden tests that timed out say
+// something about the agent: not when the reference solution's tests,
+// run now in the same prepared environment, time out too (the machine is
+// overloaded), nor when there is no prepared environment to compare with.
+// It returns why the timeout is an infrastructure failure, or "". The
+// reference's time is kept in res.RefDuration.
+func (r *Runner) timeoutIsTheMachines(ctx context.Context, scorer *evaluator.Scorer, t *tasks.Task, env *environment.Env, res *evaluator.TestResult) string {
+	limit := t.Tests.TimeoutOr()
+	if env == nil {
+		return fmt.Sprintf("the hidden tests ran past their timeout of %s in an environment that was not prepared", limit)
+	}
+	res.RefDuration = env.Meta.RefTest
+	tmp, err := os.MkdirTemp(r.TempDir, "bench-ref-")
+	if err != nil {
+		return ""
+	}
+	defer os.RemoveAll(tmp)
+	change, ok, err := environment.Solution(ctx, t, tmp)
+	if err != nil || !ok {
+		return "" // no reference to compare with: the agent's timeout stands
+	}
+	ref, err := scorer.Run(ctx, t, change)
+	if err != nil || ctx.Err() != nil {
+		return ""
+	}
+	res.RefDuration = ref.Duration
+	if ref.TimedOut || ref.Duration >= limit {
+		return fmt.Sprintf("the hidden tests ran past their timeout of %s, and so did the reference solution's right after (%s; %s when the environment was prepared): the machine is overloaded, the timeout says nothing of the agent",
+			limit, ref.Duration.Round(time.Millisecond), env.Meta.RefTest.Round(time.Millisecond))
+	}
+	return ""
 }
 
 // hidden are the folders no sandbox of the plan may show, wherever the

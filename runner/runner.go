@@ -16,6 +16,7 @@ import (
 
 	"github.com/benchhq/bench/agent"
 	"github.com/benchhq/bench/endpoint"
+	"github.com/benchhq/bench/environment"
 	"github.com/benchhq/bench/overhead"
 	"github.com/benchhq/bench/results"
 	"github.com/benchhq/bench/sandbox"
@@ -57,8 +58,13 @@ type Runner struct {
 	// hidden tests (required; its Off mode isolates nothing).
 	Sandbox *sandbox.Sandbox
 
+	// EnvDir is where the tasks' prepared environments are kept
+	// ("" for environment.DefaultDir()).
+	EnvDir string
+
 	approvers map[string]agent.Approver
 	pool      *endpoint.Pool
+	envs      map[string]*environment.Env // by task folder
 }
 
 // Outcome is what a run did.
@@ -124,6 +130,9 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 		if err := compatible(run, plan); err != nil {
 			return nil, fmt.Errorf("resume run %s: %w", runID, err)
 		}
+		if was, now := run.Isolation, r.Sandbox.Isolation(); was != "" && (was == "none") != (now == "none") {
+			return nil, fmt.Errorf("resume run %s: its attempts ran with isolation %q, these would run with %q: one run mixes no isolation modes (continue it with the same --sandbox, or start a new run)", runID, was, now)
+		}
 	}
 	// Before the first attempt, and before anything is stored: that every
 	// endpoint serves the model (the same weights), each arm's tools (its
@@ -147,6 +156,9 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 		return nil, fmt.Errorf("%w: %w", ErrPreflight, err)
 	}
 	if err := r.checkTaskServers(ctx, plan, armSets); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrPreflight, err)
+	}
+	if r.envs, err = r.prepareEnvs(ctx, plan); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrPreflight, err)
 	}
 	if run == nil {

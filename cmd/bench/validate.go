@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/benchhq/bench/environment"
 	"github.com/benchhq/bench/evaluator"
 	"github.com/benchhq/bench/sandbox"
 	"github.com/benchhq/bench/tasks"
@@ -21,6 +22,7 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	jobs := fs.Int("j", 2, "tasks checked at once")
 	verbose := fs.Bool("v", false, "show the test output of invalid tasks")
 	mode := fs.String("sandbox", sandbox.Required, "run the hidden tests in the bubblewrap sandbox, as bench run does: required, or off (on the host, unisolated)")
+	envDir := fs.String("cache", environment.DefaultDir(), "where the tasks' prepared environments are kept (see bench cache)")
 	record := fs.Bool("record", false, "write each valid task's record of its tests again ("+tasks.RecordFile+"), after its tests changed")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -58,13 +60,23 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	for _, t := range suite.Tasks {
 		hide = append(hide, t.Dir)
 	}
-	scorer := &evaluator.Scorer{Sandbox: sb, Spec: sandbox.Spec{Hide: hide}}
+	spec := sandbox.Spec{Hide: hide}
+	cache := &environment.Cache{Dir: *envDir, Sandbox: sb, Spec: spec}
+	envs := make([]*environment.Env, len(suite.Tasks))
+	envTook := make([]time.Duration, len(suite.Tasks))
 	vals := make([]*evaluator.Validation, len(suite.Tasks))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(*jobs)
 	start := time.Now()
 	for i, t := range suite.Tasks {
 		g.Go(func() error {
+			t0 := time.Now()
+			env, err := cache.Prepare(gctx, t)
+			if err != nil {
+				return err
+			}
+			envs[i], envTook[i] = env, time.Since(t0)
+			scorer := &evaluator.Scorer{Sandbox: sb, Spec: spec, Home: func(_ context.Context, _ *tasks.Task, dir string) error { return env.ScoringView(dir) }}
 			v, err := evaluator.Validate(gctx, t, scorer, evaluator.ValidateOptions{Record: *record})
 			if err != nil {
 				return err
@@ -77,9 +89,13 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TASK\tSOLUTION\tUNTOUCHED\tTESTS\tVERDICT")
+	fmt.Fprintln(tw, "TASK\tENV\tSOLUTION\tUNTOUCHED\tTESTS\tVERDICT")
 	bad := 0
-	for _, v := range vals {
+	for i, v := range vals {
+		envCol := "cached"
+		if envs[i].Fresh {
+			envCol = "prepared " + envTook[i].Round(100*time.Millisecond).String()
+		}
 		sol := "-"
 		if v.Solution != nil {
 			sol = passFail(v.Solution.Passed) + fmt.Sprintf(" (%s)", v.Solution.Duration.Round(time.Millisecond))
@@ -92,7 +108,7 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			bad++
 			verdict = "INVALID: " + strings.Join(v.Problems, "; ")
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", v.Task.ID, sol, unt, testsColumn(v), verdict)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", v.Task.ID, envCol, sol, unt, testsColumn(v), verdict)
 	}
 	tw.Flush()
 	fmt.Fprintf(stdout, "%d tasks, %d valid, %d invalid (%s)\n", len(vals), len(vals)-bad, bad, time.Since(start).Round(time.Millisecond))
