@@ -47,6 +47,10 @@ type Config struct {
 	// not answer in time is an infrastructure failure, not the agent's.
 	// Zero means no bound other than the wall time.
 	RequestTimeout time.Duration
+	// ContextLength is the model's own context length (Ollama.ContextLength),
+	// 0 when unknown. Ollama lowers a num_ctx above it silently, so turns
+	// are judged truncated against EffectiveContext(num_ctx, ContextLength).
+	ContextLength int
 }
 
 var (
@@ -101,6 +105,7 @@ func Run(ctx context.Context, cfg Config) *Trajectory {
 		{Role: "system", Content: system},
 		{Role: "user", Content: cfg.Instruction},
 	}
+	limit := EffectiveContext(numCtx, cfg.ContextLength) // where Ollama cuts the prompt
 	tokens := 0
 	longest := 0 // the longest prompt so far, for DetectTruncation's rule
 	for turn := 0; ; turn++ {
@@ -146,7 +151,7 @@ func Run(ctx context.Context, cfg Config) *Trajectory {
 			DoneReason:       resp.DoneReason,
 			ToolCalls:        len(msg.ToolCalls),
 		}
-		tu.Truncated, longest = truncated(resp.PromptEvalCount, longest, numCtx)
+		tu.Truncated, longest = truncated(resp.PromptEvalCount, longest, limit)
 		tr.Turns = append(tr.Turns, tu)
 		tokens += resp.PromptEvalCount + resp.EvalCount
 

@@ -108,6 +108,19 @@ func (e *ModelError) Hint() string {
 	return ""
 }
 
+// WithHint returns err followed, on a line of its own, by what to do
+// about the *ModelError it wraps (Hint), when something specific applies;
+// otherwise err itself.
+func WithHint(err error) error {
+	var me *ModelError
+	if errors.As(err, &me) {
+		if hint := me.Hint(); hint != "" {
+			return fmt.Errorf("%w\n  → %s", err, hint)
+		}
+	}
+	return err
+}
+
 // Unreachable reports whether err means that no server answered: connection
 // refused or reset, unknown host, or a dial timeout.
 func Unreachable(err error) bool {

@@ -51,8 +51,8 @@ type Turn struct {
 	// ToolCalls is the number of tool calls the reply asked for.
 	ToolCalls int
 	// Truncated marks a turn whose prompt Ollama probably cut: it reached
-	// num_ctx, or it was no longer than an earlier turn's (see
-	// DetectTruncation).
+	// the context (num_ctx, or the model's context length when smaller), or
+	// it was no longer than an earlier turn's (see DetectTruncation).
 	Truncated bool
 }
 

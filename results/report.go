@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/benchhq/bench/bound"
 	"github.com/benchhq/bench/evaluator"
 )
 
@@ -60,12 +61,17 @@ type Report struct {
 type ArmToolTokens struct {
 	Arm string `json:"arm"`
 	// Tokens is what all the arm's tools add to each request; Share is
-	// Tokens over NumCtx.
+	// Tokens over Context.
 	Tokens int     `json:"tokens"`
 	NumCtx int     `json:"num_ctx"`
 	Share  float64 `json:"share"`
-	// Truncated marks a measurement that reached num_ctx: Tokens is a
-	// lower bound.
+	// ModelContext is the model's own context length (0: unknown) and
+	// Context the context the server used: NumCtx, or ModelContext when
+	// smaller (Ollama lowers num_ctx to it silently).
+	ModelContext int `json:"model_context"`
+	Context      int `json:"context"`
+	// Truncated marks a measurement that reached the context: Tokens and
+	// PerAttempt are lower bounds.
 	Truncated bool `json:"truncated"`
 	// Sets is the cost of each tool set alone: "builtin" and each MCP server.
 	Sets []SetTokens `json:"sets"`
@@ -206,9 +212,10 @@ func (r *Report) setToolTokens(ovs []Overhead) {
 		turns[m.Arm] = m.Turns
 	}
 	for _, o := range ovs {
-		t := ArmToolTokens{Arm: o.Arm, Tokens: o.Tokens, NumCtx: o.NumCtx, Truncated: o.Truncated}
-		if o.NumCtx > 0 {
-			t.Share = float64(o.Tokens) / float64(o.NumCtx)
+		t := ArmToolTokens{Arm: o.Arm, Tokens: o.Tokens, NumCtx: o.NumCtx, ModelContext: o.ModelContext,
+			Context: o.Context(), Truncated: o.Truncated}
+		if t.Context > 0 {
+			t.Share = float64(o.Tokens) / float64(t.Context)
 		}
 		for _, it := range o.Items {
 			if it.Kind == OverheadSet {
@@ -222,6 +229,10 @@ func (r *Report) setToolTokens(ovs []Overhead) {
 		r.ToolTokens = append(r.ToolTokens, t)
 	}
 }
+
+// Bound is Tokens with what is known of it: at least Tokens when the
+// measurement was cut.
+func (t ArmToolTokens) Bound() bound.Value { return bound.Of(t.Tokens, t.Truncated) }
 
 // toolTokens returns the measurement of an arm.
 func (r *Report) toolTokens(arm string) (ArmToolTokens, bool) {
@@ -529,10 +540,7 @@ func (r *Report) writeText(b *bytes.Buffer, md bool) {
 		row = append(row, meanCells(&m)...)
 		tok := "-"
 		if tt, ok := r.toolTokens(m.Arm); ok {
-			tok = strconv.Itoa(tt.Tokens)
-			if tt.Truncated {
-				tok = "≥" + tok
-			}
+			tok = tt.Bound().String()
 		}
 		row = append(row, tok, fixed(m.DenialsPerAttempt, 2), strconv.Itoa(m.TruncatedTurns), strconv.Itoa(m.InfraErrors),
 			pct(m.ZeroVarianceShare))
@@ -590,8 +598,8 @@ func (r *Report) writeText(b *bytes.Buffer, md bool) {
 			if !okA || !okB || c.MeanDiff == nil {
 				continue
 			}
-			line := fmt.Sprintf("%s: its tools cost %d tokens a turn (%+d against %s) and move the pass rate by %spp (p %s).",
-				c.Arm, ta.Tokens, ta.Tokens-tb.Tokens, c.Baseline, points(*c.MeanDiff), pValue(*c.P))
+			line := fmt.Sprintf("%s: its tools cost %s tokens a turn (%s against %s) and move the pass rate by %spp (p %s).",
+				c.Arm, ta.Bound(), ta.Bound().Minus(tb.Bound()).Format(signedInt), c.Baseline, points(*c.MeanDiff), pValue(*c.P))
 			if md {
 				b.WriteString("- ")
 			}
@@ -714,8 +722,21 @@ func meanCells(m *Metrics) []string {
 	if m.Finished == 0 {
 		return []string{"-", "-", "-"}
 	}
-	return []string{fmt.Sprintf("%.1f", m.Turns.Mean), formatTokens(m.PromptTokens.Mean), formatTokens(m.CompletionTokens.Mean)}
+	return []string{fmt.Sprintf("%.1f", m.Turns.Mean), m.promptKind().FormatFloat(m.PromptTokens.Mean, formatTokens),
+		formatTokens(m.CompletionTokens.Mean)}
 }
+
+// promptKind says what the prompt tokens are: at least what they say
+// when a turn was cut (Ollama counts what it kept).
+func (m *Metrics) promptKind() bound.Kind {
+	if m.PromptTokensAtLeast {
+		return bound.AtLeast
+	}
+	return bound.Exact
+}
+
+// signedInt writes n with its sign: "+3", "-2", "0".
+func signedInt(n int) string { return fmt.Sprintf("%+d", n) }
 
 func wallCell(d Dist, ms float64) string {
 	if d.N == 0 {

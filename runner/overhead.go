@@ -4,8 +4,36 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/benchhq/bench/agent"
 	"github.com/benchhq/bench/overhead"
 )
+
+// contextLengther is what the runner asks of a model server beyond chat:
+// the model's own context length (agent.Ollama does this through
+// /api/show). A model without it is taken to have no limit of its own.
+type contextLengther interface {
+	ContextLength(ctx context.Context, model string) (int, error)
+}
+
+// modelContext reads the model's own context length, and warns when the
+// plan's num_ctx is above it: Ollama then lowers num_ctx silently and cuts
+// prompts at the model's length, which is what truncation is judged
+// against from then on. A model that is not pulled stops the run here.
+func (r *Runner) modelContext(ctx context.Context, plan *Plan) (int, error) {
+	cl, ok := r.Model.(contextLengther)
+	if !ok {
+		return 0, nil
+	}
+	n, err := cl.ContextLength(ctx, plan.Model)
+	if err != nil {
+		return 0, fmt.Errorf("read the context length of %s: %w", plan.Model, agent.WithHint(err))
+	}
+	numCtx, _ := agent.NumCtx(plan.Options) // checked by Normalize
+	if w := agent.ContextWarning(plan.Model, numCtx, n); w != "" {
+		r.logf("warning: %s", w)
+	}
+	return n, nil
+}
 
 // measureOverhead measures, per arm, the prompt tokens its tool sets add
 // to every request: one minimal request per configuration against the
@@ -16,12 +44,13 @@ func (r *Runner) measureOverhead(ctx context.Context, plan *Plan, armSets map[st
 	var reps []*overhead.Report
 	for _, arm := range plan.Arms {
 		r.logf("arm %s: measuring what its tools cost in prompt tokens (one short request per tool and tool set)", arm.Name)
-		rep, err := overhead.Measure(ctx, r.Model, plan.Model, plan.Options, armSets[arm.Name])
+		rep, err := overhead.Measure(ctx, r.Model, plan.Model, plan.Options, r.modelCtx, armSets[arm.Name])
 		if err != nil {
 			return nil, fmt.Errorf("measure tool overhead of arm %s: %w", arm.Name, err)
 		}
 		rep.Arm = arm.Name
-		r.logf("arm %s: %d tools cost %d prompt tokens a request (%.1f%% of num_ctx %d)", arm.Name, rep.ToolCount(), rep.Total(), 100*rep.Share(rep.Total()), rep.NumCtx)
+		total := rep.TotalBound()
+		r.logf("arm %s: %d tools cost %s prompt tokens a request (%.1f%% of the context, %d)", arm.Name, rep.ToolCount(), total, 100*rep.Share(total.N), rep.Context())
 		for _, w := range rep.Warnings() {
 			r.logf("warning: arm %s: %s", arm.Name, w)
 		}
@@ -39,4 +68,14 @@ func (r *Runner) saveOverhead(ctx context.Context, runID string, reps []*overhea
 		}
 	}
 	return nil
+}
+
+// contextText says what the context of the plan's requests is, and what
+// to do about it, for a warning about truncated turns.
+func (r *Runner) contextText(plan *Plan) string {
+	numCtx, _ := agent.NumCtx(plan.Options) // checked by Normalize
+	if c := agent.EffectiveContext(numCtx, r.modelCtx); c < numCtx {
+		return fmt.Sprintf("the model's own %d, below num_ctx %d: offer fewer tools or use a model with a longer context", c, numCtx)
+	}
+	return fmt.Sprintf("num_ctx %d: raise --num-ctx", numCtx)
 }

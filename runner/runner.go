@@ -46,6 +46,9 @@ type Runner struct {
 	Sandbox *agent.Sandbox
 
 	approvers map[string]agent.Approver
+	// modelCtx is the model's own context length (0: unknown), read at
+	// the start of a run.
+	modelCtx int
 }
 
 // Outcome is what a run did.
@@ -100,10 +103,14 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 			return nil, fmt.Errorf("resume run %s: %w", runID, err)
 		}
 	}
-	// Before the first attempt, and before anything is stored: each arm's
+	// Before the first attempt, and before anything is stored: the model's
+	// own context length (a num_ctx above it is lowered silently), each arm's
 	// tools (its servers started once), what they cost in prompt tokens
 	// (which also checks the model server, the model and its tool
 	// support), and each task's own servers with no name colliding.
+	if r.modelCtx, err = r.modelContext(ctx, plan); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrPreflight, err)
+	}
 	armSets := map[string][]overhead.ToolSet{}
 	for _, arm := range plan.Arms {
 		sets, err := r.ToolSets(ctx, arm, arm.Servers, plan.Suite.Tasks[0])

@@ -114,8 +114,8 @@ func TestRunStopsWhenModelIsMissing(t *testing.T) {
 	if !strings.Contains(stderr, "ollama pull qwen3:8b") || !strings.Contains(stderr, "No attempt was run") {
 		t.Errorf("stderr %q should say to pull the model and that nothing ran", stderr)
 	}
-	if n := len(srv.Requests()); n != 1 {
-		t.Errorf("requests: %d, want 1 (the preflight only)", n)
+	if n := len(srv.Requests()); n != 0 {
+		t.Errorf("chat requests: %d, want 0 (the model's context length, read first, says it is not pulled)", n)
 	}
 	if _, err := os.Stat(db); !os.IsNotExist(err) {
 		t.Errorf("a failed preflight left %s behind (%v)", db, err)

@@ -151,13 +151,23 @@ func cmdOverhead(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return usagef("overhead: --host: %v", err)
 	}
+	// Ollama lowers a num_ctx above the model's context length to it,
+	// silently: the counts are judged against the smaller of the two.
+	modelCtx, err := model.ContextLength(ctx, modelName)
+	if err != nil {
+		return agent.WithHint(err)
+	}
+	numCtx, _ := agent.NumCtx(opts)
+	if w := agent.ContextWarning(modelName, numCtx, modelCtx); w != "" {
+		fmt.Fprintf(stderr, "warning: %s\n", w)
+	}
 
 	var reports []*overhead.Report
 	for i, arm := range arms {
 		if i > 0 {
 			fmt.Fprintln(stdout)
 		}
-		r, err := measureArm(ctx, model, modelName, opts, arm, task, stderr)
+		r, err := measureArm(ctx, model, modelName, opts, modelCtx, arm, task, stderr)
 		if err != nil {
 			if len(arms) > 1 || arm.Name != "default" {
 				return fmt.Errorf("arm %s: %w", arm.Name, err)
@@ -263,7 +273,7 @@ func taskPlaceholder(srv tasks.Server) string {
 // measureArm measures an arm's tool sets, as a run does at its start
 // (runner.Runner.ToolSets), with the task's own servers too when a task
 // is given.
-func measureArm(ctx context.Context, model agent.Model, modelName string, opts map[string]any, arm runner.Arm, task *tasks.Task, stderr io.Writer) (*overhead.Report, error) {
+func measureArm(ctx context.Context, model agent.Model, modelName string, opts map[string]any, modelCtx int, arm runner.Arm, task *tasks.Task, stderr io.Writer) (*overhead.Report, error) {
 	r := &runner.Runner{Model: model, Log: stderr}
 	r.BenchPath, _ = os.Executable()
 	list := arm.Servers
@@ -279,7 +289,7 @@ func measureArm(ctx context.Context, model agent.Model, modelName string, opts m
 		n += len(s.Tools)
 	}
 	fmt.Fprintf(stderr, "measuring arm %s: %d tools in %d sets, model %s, num_ctx %v\n", arm.Name, n, len(sets), modelName, opts["num_ctx"])
-	rep, err := overhead.Measure(ctx, model, modelName, opts, sets)
+	rep, err := overhead.Measure(ctx, model, modelName, opts, modelCtx, sets)
 	if err != nil {
 		return nil, err
 	}
