@@ -117,7 +117,7 @@ func exitCode(err error, stderr io.Writer) int {
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "bench: %s\n", ue.msg)
 		return 2
-	case errors.As(err, &fe), errors.Is(err, results.ErrNotBenchDatabase):
+	case errors.As(err, &fe), errors.Is(err, results.ErrNotBenchDatabase), errors.Is(err, results.ErrNewerSchema):
 		// Bad input files: one line, the same status as a usage error.
 		fmt.Fprintf(stderr, "bench: %v\n", err)
 		return 2
