@@ -382,13 +382,23 @@ func hashDir(dir string) (string, error) {
 // The declaration is checked as one in a file would be.
 func ParseServer(s string) (Server, error) {
 	body := strings.TrimSpace(s)
-	body = strings.TrimSuffix(strings.TrimPrefix(body, "{"), "}")
+	// The declaration may come wrapped in its own braces; it may also end
+	// with an inline table of its own (classes = {...}), whose brace is
+	// not a wrapper's.
+	doc := "s = {" + body + "}"
+	if strings.HasPrefix(body, "{") {
+		doc = "s = " + body
+	}
 	var v struct {
 		S Server `toml:"s"`
 	}
-	md, err := toml.Decode("s = {"+body+"}", &v)
+	md, err := toml.Decode(doc, &v)
 	if err != nil {
-		return Server{}, TOMLError("--server", err)
+		// The table is ours, not the user's: its key is not theirs to see.
+		fe := TOMLError("--server", err).(*FieldError)
+		fe.Field = strings.TrimPrefix(strings.TrimPrefix(fe.Field, "s"), ".")
+		fe.Msg = strings.TrimPrefix(strings.ReplaceAll(fe.Msg, `"s.`, `"`), "line 1: ")
+		return Server{}, fe
 	}
 	if und := md.Undecoded(); len(und) > 0 {
 		return Server{}, &FieldError{File: "--server", Field: strings.TrimPrefix(und[0].String(), "s."), Msg: "unknown field (expected name, command, args, env, url, headers, default_class, classes, tools, call_timeout, sandbox)"}
