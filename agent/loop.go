@@ -5,7 +5,6 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime/debug"
@@ -321,21 +320,8 @@ func NumCtx(opts map[string]any) (int, error) {
 	if !ok {
 		return 0, nil
 	}
-	switch n := v.(type) {
-	case int:
-		return n, nil
-	case int32:
+	if n, ok := integer(v); ok {
 		return int(n), nil
-	case int64:
-		return int(n), nil
-	case float64:
-		if n == float64(int(n)) {
-			return int(n), nil
-		}
-	case json.Number:
-		if i, err := n.Int64(); err == nil {
-			return int(i), nil
-		}
 	}
 	return 0, fmt.Errorf("options: %s: expected an integer, got %v (%T)", key, v, v)
 }

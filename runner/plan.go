@@ -101,20 +101,20 @@ func (p *Plan) Normalize() error {
 	if p.Attempts == 0 {
 		p.Attempts = DefaultAttempts
 	}
-	if p.Attempts < 1 {
-		return fmt.Errorf("plan: attempts: expected at least 1, got %d", p.Attempts)
+	if msg := atLeastOne(p.Attempts); msg != "" {
+		return fmt.Errorf("plan: attempts: %s", msg)
 	}
 	if p.Concurrency == 0 {
 		p.Concurrency = DefaultConcurrency
 	}
-	if p.Concurrency < 1 {
-		return fmt.Errorf("plan: concurrency: expected at least 1, got %d", p.Concurrency)
+	if msg := atLeastOne(p.Concurrency); msg != "" {
+		return fmt.Errorf("plan: concurrency: %s", msg)
 	}
 	if p.MaxTries == 0 {
 		p.MaxTries = DefaultMaxTries
 	}
-	if p.MaxTries < 1 {
-		return fmt.Errorf("plan: max_tries: expected at least 1, got %d", p.MaxTries)
+	if msg := atLeastOne(p.MaxTries); msg != "" {
+		return fmt.Errorf("plan: max_tries: %s", msg)
 	}
 	if p.Advantage == "" {
 		p.Advantage = evaluator.GRPO
@@ -124,6 +124,12 @@ func (p *Plan) Normalize() error {
 	}
 	if p.RequestTimeout == 0 {
 		p.RequestTimeout = DefaultRequestTimeout
+	}
+	if msg := positiveDuration(p.RequestTimeout); msg != "" {
+		return fmt.Errorf("plan: request_timeout: %s", msg)
+	}
+	if field, msg := p.Limits.Check(); field != "" {
+		return fmt.Errorf("plan: limits.%s: %s", field, msg)
 	}
 	opts := maps.Clone(p.Options)
 	if opts == nil {
@@ -135,8 +141,8 @@ func (p *Plan) Normalize() error {
 	if _, ok := opts["num_predict"]; !ok {
 		opts["num_predict"] = DefaultNumPredict
 	}
-	if _, ok := opts["seed"]; ok {
-		return fmt.Errorf("plan: options.seed: set the run seed instead (--seed); each attempt's seed derives from it")
+	if key, msg := agent.CheckOptions(opts); key != "" {
+		return fmt.Errorf("plan: options.%s: %s", key, msg)
 	}
 	p.Options = opts
 	if len(p.Arms) == 0 {
@@ -147,9 +153,6 @@ func (p *Plan) Normalize() error {
 	}
 	if err := p.Sandbox.Validate("run plan"); err != nil {
 		return err
-	}
-	if _, err := agent.NumCtx(p.Options); err != nil {
-		return fmt.Errorf("plan: options: %w", err)
 	}
 	builtins := agent.BuiltinNames()
 	seen := map[string]bool{}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/BurntSushi/toml"
 
@@ -80,11 +81,8 @@ func LoadRunFile(path string) (*RunFile, error) {
 	if rf.ParsedProfiles, err = agent.ParseProfiles(path, rf.Profiles); err != nil {
 		return nil, err
 	}
-	if err := rf.Sandbox.Validate(path); err != nil {
+	if err := rf.Check(func(field string) bool { return md.IsDefined(strings.Split(field, ".")...) }); err != nil {
 		return nil, err
-	}
-	if _, ok := rf.Options["seed"]; ok {
-		return nil, &tasks.FieldError{File: path, Field: "options.seed", Msg: "set the run seed with seed = N instead: each attempt's seed derives from it"}
 	}
 	return &rf, nil
 }

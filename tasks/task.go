@@ -111,12 +111,9 @@ type Duration struct{ time.Duration }
 
 // UnmarshalText parses a duration such as "90s" or "5m".
 func (d *Duration) UnmarshalText(b []byte) error {
-	v, err := time.ParseDuration(string(b))
+	v, err := ParseDuration(string(b))
 	if err != nil {
-		return fmt.Errorf("expected a duration such as \"90s\" or \"5m\", got %q", string(b))
-	}
-	if v < 0 {
-		return fmt.Errorf("expected a positive duration, got %q", string(b))
+		return err
 	}
 	d.Duration = v
 	return nil
@@ -206,11 +203,8 @@ func Parse(path string, data []byte) (*Task, error) {
 	if strings.TrimSpace(f.Tests.Command) == "" {
 		return nil, &FieldError{File: path, Field: "tests.command", Msg: "missing: the shell command that runs the hidden tests (exit 0 = pass)"}
 	}
-	if f.Limits.MaxTurns < 0 {
-		return nil, &FieldError{File: path, Field: "limits.max_turns", Msg: "expected a positive number"}
-	}
-	if f.Limits.MaxTokens < 0 {
-		return nil, &FieldError{File: path, Field: "limits.max_tokens", Msg: "expected a positive number"}
+	if field, msg := f.Limits.Check(); field != "" {
+		return nil, &FieldError{File: path, Field: "limits." + field, Msg: msg}
 	}
 	if err := ValidateServers(path, "servers", f.Servers); err != nil {
 		return nil, err

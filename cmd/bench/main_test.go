@@ -45,7 +45,7 @@ func TestBadInputIsOneLineAndStatus2(t *testing.T) {
 		{"bad task file", []string{"run", "--model", "m", "--db", db, "--task", badTask}, "tests.timeout"},
 		{"resume with model", []string{"run", "--resume", "r1", "--model", "m", "--db", db}, "conflict"},
 		{"resume with limits", []string{"run", "--resume", "r1", "--max-turns", "3", "--db", db}, "conflict"},
-		{"bad max-tries", []string{"run", "--model", "m", "--db", db, "--task", recipeTask, "--max-tries", "-1"}, "max_tries"},
+		{"bad max-tries", []string{"run", "--model", "m", "--db", db, "--task", recipeTask, "--max-tries", "-1"}, "--max-tries"},
 		{"unknown flag", []string{"run", "--modle", "m"}, "modle"},
 		{"bad attempts", []string{"run", "--model", "m", "--db", db, "--attempts", "0", "--task", recipeTask}, "--attempts"},
 		{"bad advantage", []string{"run", "--model", "m", "--db", db, "--advantage", "ppo", "--task", recipeTask}, "--advantage"},

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -119,9 +120,46 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		return errHelp
 	}
 	if err != nil {
-		return usagef("%s: %v (see 'bench %s -h')", fs.Name(), err, fs.Name())
+		return usagef("%s: %v (see 'bench %s -h')", fs.Name(), flagValueError(fs, err), fs.Name())
 	}
 	return nil
+}
+
+// flagValueError rewrites the flag package's "invalid value "10" for flag
+// -wall-time: parse error" as what was expected, the way a bench file's
+// field error says it: "--wall-time: expected a duration such as "90s" or
+// "5m", got "10"". Other errors are returned as they are.
+func flagValueError(fs *flag.FlagSet, err error) error {
+	var value, name string
+	if n, _ := fmt.Sscanf(err.Error(), "invalid value %q for flag -%s", &value, &name); n != 2 {
+		return err
+	}
+	name = strings.TrimSuffix(name, ":")
+	fl := fs.Lookup(name)
+	if fl == nil {
+		return err
+	}
+	g, ok := fl.Value.(flag.Getter)
+	if !ok {
+		return err
+	}
+	msg := ""
+	switch g.Get().(type) {
+	case time.Duration:
+		if _, derr := tasks.ParseDuration(value); derr != nil {
+			msg = derr.Error()
+		}
+	case int, int64, uint, uint64:
+		msg = fmt.Sprintf("expected an integer, got %q", value)
+	case float64:
+		msg = fmt.Sprintf("expected a number, got %q", value)
+	case bool:
+		msg = fmt.Sprintf("expected true or false, got %q", value)
+	}
+	if msg == "" {
+		return err
+	}
+	return fmt.Errorf("--%s: %s", name, msg)
 }
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -164,6 +202,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	if err := checkRunFlags(&f, set); err != nil {
+		return err
+	}
 	if set["task"] && set["suite"] {
 		return usagef("run: --task and --suite conflict: give one")
 	}
@@ -336,24 +377,11 @@ func planFromFlags(f *runFlags, set map[string]bool, rf *runner.RunFile) (*runne
 	if set["sandbox"] {
 		p.Sandbox.Mode = f.sandbox
 	}
-	if err := p.Sandbox.Validate("--sandbox"); err != nil {
-		return nil, usagef("run: --sandbox: expected auto, required or off, got %q", f.sandbox)
-	}
 	if set["request-timeout"] {
-		if f.reqTimeout <= 0 {
-			return nil, usagef("run: --request-timeout: expected a positive duration, got %s", f.reqTimeout)
-		}
 		p.RequestTimeout = f.reqTimeout
 	}
 	if set["advantage"] {
-		m, err := evaluator.ParseMethod(f.advantage)
-		if err != nil {
-			return nil, usagef("run: --advantage: %v", err)
-		}
-		p.Advantage = m
-	}
-	if p.Name != "" && !validName(p.Name) {
-		return nil, usagef("run: name %q: expected letters, digits, '.', '_' or '-' (it becomes the run id)", p.Name)
+		p.Advantage = evaluator.Method(f.advantage)
 	}
 	if p.Model == "" {
 		return nil, usagef("run: --model is required (for example --model qwen3:0.6b; `ollama list` shows the models you have)")
@@ -365,38 +393,19 @@ func planFromFlags(f *runFlags, set map[string]bool, rf *runner.RunFile) (*runne
 		p.Seed = f.seed
 	}
 	if set["attempts"] {
-		if f.attempts < 1 {
-			return nil, usagef("run: --attempts: expected at least 1, got %d", f.attempts)
-		}
 		p.Attempts = f.attempts
 	}
 	if set["concurrency"] || set["j"] {
-		if f.concurrency < 1 {
-			return nil, usagef("run: --concurrency: expected at least 1, got %d", f.concurrency)
-		}
 		p.Concurrency = f.concurrency
 	}
 	if set["max-tries"] {
 		p.MaxTries = f.maxTries
 	}
+	p.Options = maps.Clone(p.Options)
 	if p.Options == nil {
 		p.Options = map[string]any{}
 	}
-	if set["temperature"] {
-		if f.temperature < 0 {
-			return nil, usagef("run: --temperature: expected 0 or more, got %g", f.temperature)
-		}
-		p.Options["temperature"] = f.temperature
-	}
-	if set["num-ctx"] {
-		if f.numCtx < 1 {
-			return nil, usagef("run: --num-ctx: expected a positive number, got %d", f.numCtx)
-		}
-		p.Options["num_ctx"] = f.numCtx
-	}
-	if set["num-predict"] {
-		p.Options["num_predict"] = f.numPredict
-	}
+	maps.Copy(p.Options, flagOptions(f, set))
 	if set["max-turns"] {
 		p.Limits.MaxTurns = f.maxTurns
 	}
@@ -506,15 +515,6 @@ func sandboxFor(ctx context.Context, mode string, stderr io.Writer) (*agent.Sand
 	return sb, nil
 }
 
-func validName(s string) bool {
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
-			return false
-		}
-	}
-	return s != ""
-}
-
 func splitList(s string) []string {
 	var out []string
 	for _, p := range strings.Split(s, ",") {
@@ -537,4 +537,78 @@ func first(vals ...string) string {
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// runFlagField is the run-file field of the plan value a flag of bench run
+// sets ("" for a flag that sets none): the flags are checked as a run file
+// (runner.RunFile.Check), by the same rules.
+func runFlagField(flag string) string {
+	switch flag {
+	case "name", "attempts", "concurrency", "advantage":
+		return flag
+	case "j":
+		return "concurrency"
+	case "max-tries", "request-timeout":
+		return strings.ReplaceAll(flag, "-", "_")
+	case "temperature":
+		return "options.temperature"
+	case "num-ctx", "num-predict":
+		return "options." + strings.ReplaceAll(flag, "-", "_")
+	case "max-turns", "max-tokens", "wall-time":
+		return "limits." + strings.ReplaceAll(flag, "-", "_")
+	case "sandbox":
+		return "sandbox.mode"
+	}
+	return ""
+}
+
+// checkRunFlags checks the values the flags give by the rules of a run
+// file; the error names the flag.
+func checkRunFlags(f *runFlags, set map[string]bool) error {
+	rf := &runner.RunFile{
+		Name: f.name, Attempts: f.attempts, Concurrency: f.concurrency, MaxTries: f.maxTries,
+		RequestTimeout: tasks.Duration{Duration: f.reqTimeout}, Advantage: evaluator.Method(f.advantage),
+		Options: flagOptions(f, set), Sandbox: agent.SandboxConfig{Mode: f.sandbox},
+	}
+	if set["max-turns"] {
+		rf.Limits.MaxTurns = f.maxTurns
+	}
+	if set["max-tokens"] {
+		rf.Limits.MaxTokens = f.maxTokens
+	}
+	if set["wall-time"] {
+		rf.Limits.WallTime = tasks.Duration{Duration: f.wallTime}
+	}
+	given := func(field string) bool { return flagFor(field, set) != "" }
+	err := rf.Check(given)
+	var fe *tasks.FieldError
+	if !errors.As(err, &fe) {
+		return err
+	}
+	return usagef("run: --%s: %s", first(flagFor(fe.Field, set), fe.Field), fe.Msg)
+}
+
+// flagFor is the flag given that sets a run-file field, or "".
+func flagFor(field string, set map[string]bool) string {
+	for fl := range set {
+		if runFlagField(fl) == field {
+			return fl
+		}
+	}
+	return ""
+}
+
+// flagOptions are the Ollama options the flags set.
+func flagOptions(f *runFlags, set map[string]bool) map[string]any {
+	opts := map[string]any{}
+	if set["temperature"] {
+		opts["temperature"] = f.temperature
+	}
+	if set["num-ctx"] {
+		opts["num_ctx"] = f.numCtx
+	}
+	if set["num-predict"] {
+		opts["num_predict"] = f.numPredict
+	}
+	return opts
 }
