@@ -26,21 +26,34 @@ const version = "0.1.0"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	done := make(chan struct{})
+	finish := watchSignal(ctx, stop, os.Stderr)
+	code := Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	finish()
+	stop()
+	os.Exit(code)
+}
+
+// watchSignal says, when ctx ends by a signal, that bench is stopping,
+// and hands the next signal back to the default handler (stop), so that a
+// second Ctrl-C quits at once. finish ends the watch and returns once it
+// has ended: cancelling ctx afterwards (stop at exit) says nothing. It
+// must, or the watch could see ctx end at exit and say "stopping" after a
+// command that got no signal.
+func watchSignal(ctx context.Context, stop func(), stderr io.Writer) (finish func()) {
+	done, exited := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(exited)
 		select {
 		case <-done:
 		case <-ctx.Done():
-			// The first signal stops cleanly; the next one goes back to
-			// the default handler, so that a second Ctrl-C quits at once.
 			stop()
-			fmt.Fprintln(os.Stderr, "\nbench: stopping: attempts in flight are dropped and run again on resume (Ctrl-C again to quit now)")
+			fmt.Fprintln(stderr, "\nbench: stopping: attempts in flight are dropped and run again on resume (Ctrl-C again to quit now)")
 		}
 	}()
-	code := Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	close(done)
-	stop()
-	os.Exit(code)
+	return func() {
+		close(done)
+		<-exited
+	}
 }
 
 // usageError is a mistake in how bench was called: exit status 2.
