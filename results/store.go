@@ -129,7 +129,7 @@ type Store struct {
 // ErrNotBenchDatabase, and left untouched.
 func Open(ctx context.Context, path string) (*Store, error) {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return nil, fmt.Errorf("open %s: is a directory, expected a database file", path)
+		return nil, &notBenchError{path: path, reason: "a directory, expected a database file"}
 	} else if _, err := os.Stat(filepath.Dir(path)); err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}

@@ -1,7 +1,9 @@
 package runner
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,7 +52,12 @@ type RunFile struct {
 // LoadRunFile reads and checks a run file. Errors name the file and field.
 func LoadRunFile(path string) (*RunFile, error) {
 	data, err := os.ReadFile(path)
-	if err != nil {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, &tasks.FieldError{File: path, Msg: "no such run file"}
+	case err != nil && isDir(path):
+		return nil, &tasks.FieldError{File: path, Msg: "a folder, expected a run file (TOML)"}
+	case err != nil:
 		return nil, fmt.Errorf("read run file: %w", err)
 	}
 	var rf RunFile
@@ -93,4 +100,9 @@ func (rf *RunFile) Resolve(p string) string {
 		return p
 	}
 	return filepath.Join(filepath.Dir(rf.Path), p)
+}
+
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
 }

@@ -255,6 +255,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	dbPath := first(f.db, rf.Resolve(rf.DB), "bench.db")
 	_, statErr := os.Stat(dbPath)
 	newDB := os.IsNotExist(statErr)
+	if newDB && f.resume != "" {
+		return usagef("run: --resume %s: --db %s: no such file", f.resume, dbPath)
+	}
 	store, err := results.Open(ctx, dbPath)
 	if err != nil {
 		return err
@@ -269,6 +272,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	runID := f.resume
 	if f.resume != "" {
 		stored, err := store.GetRun(ctx, f.resume)
+		if errors.Is(err, results.ErrNoRun) {
+			return usagef("run: --resume %s: no such run in %s ('bench runs --db %s' lists them)", f.resume, dbPath, dbPath)
+		}
 		if err != nil {
 			return fmt.Errorf("resume %s: %w", f.resume, err)
 		}
@@ -295,6 +301,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		// --name) again continues it, keeping the attempts it finished.
 		runID = plan.Name
 		if prev, err := store.GetRun(ctx, runID); err == nil {
+			// Refused before it is announced: the plan must be the run's.
+			if err := runner.CheckResume(prev, plan); err != nil {
+				return usagef("run: cannot continue run %s: %v", runID, err)
+			}
 			fmt.Fprintf(stderr, "continuing run %s (started %s, %s)\n", runID, prev.CreatedAt.Local().Format("2006-01-02 15:04"), prev.Status)
 		}
 	} else {
