@@ -65,13 +65,16 @@ func LoadRunFile(path string) (*RunFile, error) {
 	if err != nil {
 		return nil, tasks.TOMLError(path, err)
 	}
-	if und := md.Undecoded(); len(und) > 0 {
-		f := und[0].String()
-		// options is a free map passed to Ollama, and profiles is checked
-		// by agent.ParseProfiles: anything under them is fine here.
-		if len(und[0]) == 0 || (und[0][0] != "options" && und[0][0] != "profiles") {
-			return nil, &tasks.FieldError{File: path, Field: f, Msg: "unknown field (expected one of: name, model, suite, tasks, attempts, concurrency, seed, db, system, keep_workspaces, max_tries, advantage, request_timeout, [options], [limits], [profiles], [sandbox], [[servers]], [[arms]])"}
+	// options is a free map passed to Ollama (checked by agent.CheckOptions),
+	// and profiles is checked by agent.ParseProfiles: UnknownField lets
+	// anything under a free map pass.
+	for _, key := range md.Undecoded() {
+		if err := tasks.UnknownField(path, string(data), &rf, key); err != nil {
+			return nil, err
 		}
+	}
+	if err := tasks.MapFieldError(path, string(data), &rf); err != nil {
+		return nil, err
 	}
 	rf.Path = path
 	if err := tasks.ValidateServers(path, "servers", rf.Servers); err != nil {

@@ -189,7 +189,10 @@ func Parse(path string, data []byte) (*Task, error) {
 		return nil, TOMLError(path, err)
 	}
 	if und := md.Undecoded(); len(und) > 0 {
-		return nil, &FieldError{File: path, Field: und[0].String(), Msg: "unknown field (expected one of: format, instruction, tags, limits.{max_turns,max_tokens,wall_time}, tests.{command,timeout}, [[servers]])"}
+		return nil, UnknownField(path, string(data), &f, und[0])
+	}
+	if err := MapFieldError(path, string(data), &f); err != nil {
+		return nil, err
 	}
 	if !md.IsDefined("format") {
 		return nil, &FieldError{File: path, Field: "format", Msg: fmt.Sprintf("missing: set format = %d", FormatVersion)}
@@ -247,7 +250,7 @@ func ValidateServers(file, field string, servers []Server) error {
 func TOMLError(file string, err error) error {
 	var pe toml.ParseError
 	if errors.As(err, &pe) {
-		msg := pe.Message
+		msg := typeMessage(pe.Message)
 		if pe.Position.Line > 0 {
 			msg = fmt.Sprintf("line %d: %s", pe.Position.Line, pe.Message)
 		}
@@ -257,7 +260,13 @@ func TOMLError(file string, err error) error {
 		}
 		return &FieldError{File: file, Field: field, Msg: msg}
 	}
-	return &FieldError{File: file, Field: keyFromMessage(err.Error()), Msg: strings.TrimPrefix(err.Error(), "toml: ")}
+	msg := typeMessage(strings.TrimPrefix(err.Error(), "toml: "))
+	// "line 3 (last key "tags"): ..." names the field already given.
+	if field := keyFromMessage(msg); field != "" {
+		msg = strings.Replace(msg, fmt.Sprintf(" (last key %q)", field), "", 1)
+		return &FieldError{File: file, Field: field, Msg: msg}
+	}
+	return &FieldError{File: file, Msg: msg}
 }
 
 func keyFromMessage(msg string) string {
@@ -395,7 +404,12 @@ func ParseServer(s string) (Server, error) {
 		return Server{}, fe
 	}
 	if und := md.Undecoded(); len(und) > 0 {
-		return Server{}, &FieldError{File: "--server", Field: strings.TrimPrefix(und[0].String(), "s."), Msg: "unknown field (expected name, command, args, env, url, headers, default_class, classes, tools, call_timeout, sandbox)"}
+		return Server{}, UnknownField("--server", "", &Server{}, und[0][1:])
+	}
+	if err := MapFieldError("--server", doc, &v); err != nil {
+		fe := err.(*FieldError)
+		fe.Field = strings.TrimPrefix(fe.Field, "s.")
+		return Server{}, fe
 	}
 	if err := ValidateServers("--server", "server", []Server{v.S}); err != nil {
 		return Server{}, err
