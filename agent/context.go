@@ -2,7 +2,9 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 
 	"github.com/ollama/ollama/api"
 )
@@ -20,6 +22,25 @@ func (o *Ollama) ContextLength(ctx context.Context, model string) (int, error) {
 		return 0, &ModelError{Host: o.host, Model: model, Err: err}
 	}
 	return contextLengthOf(resp.ModelInfo)
+}
+
+// OnlyUnknown reports whether an error of ContextLength means only that
+// the server would not tell the context length (it answered /api/show with
+// an error other than "not found", or with a malformed model_info): the
+// run can go on, judging truncation against num_ctx alone. A model that is
+// not pulled, or a server that does not answer, is not such an error.
+func OnlyUnknown(err error) bool {
+	var se api.StatusError
+	switch {
+	case err == nil:
+		return false
+	case errors.As(err, &se):
+		return se.StatusCode != http.StatusNotFound
+	case Unreachable(err), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return false
+	}
+	var me *ModelError
+	return !errors.As(err, &me) // a malformed answer
 }
 
 // contextLengthOf reads <arch>.context_length from model_info: 0 when it

@@ -3,6 +3,8 @@ package agent_test
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -93,5 +95,28 @@ func TestRunJudgesTruncationAgainstTheModelsContext(t *testing.T) {
 	}
 	if cut == 0 {
 		t.Errorf("no turn marked truncated: %+v", tr.Turns)
+	}
+}
+
+// A server that will not tell (an error other than 404) leaves the length
+// unknown and the run going; a model that is not pulled stops it.
+func TestContextLengthUnknown(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, `{"error":"method not allowed"}`, http.StatusMethodNotAllowed)
+	}))
+	defer srv.Close()
+	model, err := agent.NewOllama(srv.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = model.ContextLength(context.Background(), "m")
+	if err == nil || !agent.OnlyUnknown(err) {
+		t.Errorf("405 from /api/show: %v, OnlyUnknown %v; want an error that only means unknown", err, agent.OnlyUnknown(err))
+	}
+	fake := ollamatest.New(ollamatest.Turns(), ollamatest.WithModels("a"))
+	defer fake.Close()
+	model, _ = agent.NewOllama(fake.URL, nil)
+	if _, err := model.ContextLength(context.Background(), "b"); agent.OnlyUnknown(err) {
+		t.Errorf("a model that is not pulled: %v counted as only unknown", err)
 	}
 }

@@ -25,6 +25,10 @@ func (r *Runner) modelContext(ctx context.Context, plan *Plan) (int, error) {
 		return 0, nil
 	}
 	n, err := cl.ContextLength(ctx, plan.Model)
+	if agent.OnlyUnknown(err) {
+		r.logf("warning: the model server did not give the context length of %s (%v): truncation is judged against num_ctx alone, and a num_ctx above the model's own length would go unnoticed", plan.Model, err)
+		return 0, nil
+	}
 	if err != nil {
 		return 0, fmt.Errorf("read the context length of %s: %w", plan.Model, agent.WithHint(err))
 	}

@@ -118,8 +118,12 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return exportError(err, *db)
 	}
-	fmt.Fprintf(stderr, "exported %d attempts from %d groups of run %s to %s", stats.Lines, stats.Groups,
-		strings.Join(stats.Runs, ", "), dest)
+	runWord := "run"
+	if len(stats.Runs) > 1 {
+		runWord = "runs"
+	}
+	fmt.Fprintf(stderr, "exported %s from %s of %s %s to %s", count(stats.Lines, "attempt"), count(stats.Groups, "group"),
+		runWord, strings.Join(stats.Runs, ", "), dest)
 	if len(stats.Methods) > 0 {
 		fmt.Fprintf(stderr, " (advantages: %s)", strings.Join(stats.Methods, ", "))
 	}
@@ -179,4 +183,12 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 		return fmt.Errorf("export: write %s: %w", path, err)
 	}
 	return nil
+}
+
+// count writes n and the word, with an s unless n is 1.
+func count(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }

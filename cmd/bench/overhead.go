@@ -154,7 +154,10 @@ func cmdOverhead(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	// Ollama lowers a num_ctx above the model's context length to it,
 	// silently: the counts are judged against the smaller of the two.
 	modelCtx, err := model.ContextLength(ctx, modelName)
-	if err != nil {
+	switch {
+	case agent.OnlyUnknown(err):
+		fmt.Fprintf(stderr, "warning: the model server did not give the context length of %s (%v): truncation is judged against num_ctx alone\n", modelName, err)
+	case err != nil:
 		return agent.WithHint(err)
 	}
 	numCtx, _ := agent.NumCtx(opts)
