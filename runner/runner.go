@@ -25,8 +25,12 @@ type Runner struct {
 	Model agent.Model
 	// Store receives every finished attempt.
 	Store *results.Store
-	// Progress, when set, receives a live progress bar.
+	// Progress, when set, receives a live progress bar (for a terminal).
 	Progress io.Writer
+	// Lines, when set, receives one line per finished attempt: task, arm,
+	// index, reward, turns and time (for a log, or output that is not a
+	// terminal).
+	Lines io.Writer
 	// Log receives warnings and notices (nil discards them).
 	Log io.Writer
 	// TempDir is where attempt folders are made ("" for the system's).
@@ -149,7 +153,7 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 		todo = append(todo, j)
 	}
 
-	bar := newProgress(r.Progress, len(todo)+out.Skipped, out.Skipped)
+	bar := newProgress(r.Progress, r.Lines, len(todo)+out.Skipped, out.Skipped)
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(plan.Concurrency)

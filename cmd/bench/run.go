@@ -186,7 +186,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.StringVar(&f.tools, "tools", "", "comma-separated built-in tools to offer (default all)")
 	fs.StringVar(&f.resume, "resume", "", "continue the stored run of this id")
 	fs.BoolVar(&f.keep, "keep-workspaces", false, "keep each attempt's temp folder for debugging")
-	fs.BoolVar(&f.noProgress, "no-progress", false, "no live progress bar")
+	fs.BoolVar(&f.noProgress, "no-progress", false, "no progress: neither the live bar (on a terminal) nor a line per finished attempt (otherwise)")
 	fs.IntVar(&f.maxTries, "max-tries", 0, fmt.Sprintf("tries of an attempt cut short by an infrastructure failure (default %d)", runner.DefaultMaxTries))
 	fs.DurationVar(&f.reqTimeout, "request-timeout", 0, "bound on one model request; no reply in time is an infrastructure failure (default 10m)")
 	fs.Var(&f.servers, "server", serverFlagHelp)
@@ -313,8 +313,13 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 	exe, _ := os.Executable()
 	r := &runner.Runner{Model: model, Store: store, Log: stderr, BenchPath: exe, Version: version, Sandbox: sandbox}
-	if !f.noProgress && isTerminal(stderr) {
+	switch {
+	case f.noProgress:
+	case isTerminal(stderr):
 		r.Progress = stderr
+	default:
+		// No terminal (a log, a pipe): a line per attempt, not silence.
+		r.Lines = stderr
 	}
 	if sandbox != nil {
 		fmt.Fprintf(stderr, "sandbox: %s\n", sandbox)

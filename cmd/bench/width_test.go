@@ -7,6 +7,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/benchhq/bench/internal/ollamatest"
 	"github.com/benchhq/bench/results"
 )
 
@@ -39,5 +40,22 @@ func TestExportSaysOneGroup(t *testing.T) {
 	code, _, stderr := bench(t, "export", "--db", db, "--out", filepath.Join(t.TempDir(), "x.jsonl"))
 	if code != 0 || !strings.Contains(stderr, "exported 1 attempt from 1 group of run r1") {
 		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+// With stderr not a terminal, bench run writes a line per finished
+// attempt; --no-progress silences them.
+func TestRunWithoutATerminalSaysEachAttempt(t *testing.T) {
+	srv := ollamatest.New(ollamatest.Turns(ollamatest.Reply{Content: "done"}))
+	defer srv.Close()
+	db := filepath.Join(t.TempDir(), "bench.db")
+	code, _, stderr := bench(t, "run", "--host", srv.URL, "--model", "m", "--task", recipeTask, "--db", db, "--attempts", "2", "--sandbox", "off")
+	if code != 0 || strings.Count(stderr, "attempt ") < 2 || !strings.Contains(stderr, "attempt 2/2: recipe-trailing-dot, arm default") {
+		t.Errorf("exit %d, stderr:\n%s", code, stderr)
+	}
+	code, _, stderr = bench(t, "run", "--host", srv.URL, "--model", "m", "--task", recipeTask, "--db", db, "--attempts", "2",
+		"--sandbox", "off", "--name", "quiet", "--no-progress")
+	if code != 0 || strings.Contains(stderr, "attempt 1/2") {
+		t.Errorf("--no-progress: exit %d, stderr:\n%s", code, stderr)
 	}
 }
