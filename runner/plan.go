@@ -167,6 +167,9 @@ func (p *Plan) Normalize() error {
 		if err := tasks.ValidateServers("run plan", fmt.Sprintf("arms[%d].servers", i), a.Servers); err != nil {
 			return err
 		}
+		if err := sameServerName(p.Suite.Tasks, a); err != nil {
+			return err
+		}
 		for _, name := range a.Tools {
 			if !slices.Contains(builtins, name) {
 				return fmt.Errorf("plan: arms[%d].tools: no built-in tool %q (expected some of: %s)", i, name, strings.Join(builtins, ", "))
@@ -235,4 +238,19 @@ func (p *Plan) limits(t *tasks.Task) (turns, tokens int, wall time.Duration) {
 		l.WallTime = p.Limits.WallTime
 	}
 	return l.MaxTurnsOr(), l.MaxTokensOr(), l.WallTimeOr()
+}
+
+// sameServerName refuses an arm server named like a server a task declares
+// itself: both would offer their tools as "<name>__<tool>".
+func sameServerName(ts []*tasks.Task, a Arm) error {
+	for _, t := range ts {
+		for _, own := range t.Servers {
+			for _, s := range a.Servers {
+				if s.Name == own.Name {
+					return fmt.Errorf("plan: task %s declares an MCP server %q ([[servers]] in its task.toml), and the run declares another of the same name for arm %s (--server, or [[servers]] or [[arms.servers]] of the run file): rename one of them", t.ID, s.Name, a.Name)
+				}
+			}
+		}
+	}
+	return nil
 }

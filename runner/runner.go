@@ -48,6 +48,9 @@ type Runner struct {
 	// Sandbox isolates commands (and servers that ask for it); nil runs
 	// them in the confined mode only.
 	Sandbox *agent.Sandbox
+	// StartTimeout bounds an MCP server's start: starting, negotiating and
+	// listing its tools (0: mcp.DefaultStartTimeout).
+	StartTimeout time.Duration
 
 	approvers map[string]agent.Approver
 	// modelCtx is the model's own context length (0: unknown), read at

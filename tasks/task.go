@@ -240,6 +240,9 @@ func ValidateServers(file, field string, servers []Server) error {
 		case s.Command != "" && s.URL != "":
 			return &FieldError{File: file, Field: f, Msg: "expected command or url, not both"}
 		}
+		if field, ph := checkPlaceholders(s); ph != "" {
+			return &FieldError{File: file, Field: f + "." + field, Msg: fmt.Sprintf("unknown placeholder %s (bench fills %s)", ph, strings.Join(placeholderNames(), ", "))}
+		}
 		seen[s.Name] = true
 	}
 	return nil

@@ -56,3 +56,22 @@ func TestReadmeRunFileLoads(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// The shipped example run file loads as it is, from its own folder, and
+// its approver exists.
+func TestShippedRunFileLoads(t *testing.T) {
+	rf, err := runner.LoadRunFile("../../docs/examples/run.toml")
+	if err != nil {
+		t.Fatalf("docs/examples/run.toml does not load: %v", err)
+	}
+	plan, err := planFromFlags(&runFlags{}, map[string]bool{}, rf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := plan.Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Suite.Tasks) != 2 || len(plan.Arms) != 3 {
+		t.Errorf("tasks %d, arms %+v", len(plan.Suite.Tasks), plan.Arms)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/benchhq/bench/agent"
+	"github.com/benchhq/bench/agent/mcp"
 	"github.com/benchhq/bench/evaluator"
 	"github.com/benchhq/bench/results"
 	"github.com/benchhq/bench/runner"
@@ -57,6 +58,8 @@ type runFlags struct {
 	approver    string
 	sandbox     string
 	servers     serverList
+	// startTimeout bounds each MCP server's start.
+	startTimeout time.Duration
 }
 
 // serverList is a repeatable --server flag: each value declares one MCP
@@ -74,6 +77,10 @@ func (l *serverList) Set(v string) error {
 	*l = append(*l, s)
 	return nil
 }
+
+// startTimeoutHelp documents --server-start-timeout for every command
+// that takes it.
+const startTimeoutHelp = "how long an MCP server may take to start, negotiate and list its tools"
 
 // serverFlagHelp documents --server for every command that takes it.
 const serverFlagHelp = "attach an MCP server to every arm (repeatable), as a TOML inline table: " +
@@ -190,6 +197,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.IntVar(&f.maxTries, "max-tries", 0, fmt.Sprintf("tries of an attempt cut short by an infrastructure failure (default %d)", runner.DefaultMaxTries))
 	fs.DurationVar(&f.reqTimeout, "request-timeout", 0, "bound on one model request; no reply in time is an infrastructure failure (default 10m)")
 	fs.Var(&f.servers, "server", serverFlagHelp)
+	fs.DurationVar(&f.startTimeout, "server-start-timeout", mcp.DefaultStartTimeout, startTimeoutHelp)
 	fs.StringVar(&f.profile, "profile", "", "permission profile: full, standard (default), no-exec, read-only, ask-exec, or one of the run file's")
 	fs.StringVar(&f.approver, "approver", "", "who answers calls the profile asks about: deny (default), allow, terminal, command:PROG ARGS")
 	fs.StringVar(&f.sandbox, "sandbox", "", "isolate commands with bubblewrap: auto (default: when available), required, off")
@@ -205,6 +213,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := checkRunFlags(&f, set); err != nil {
 		return err
 	}
+	if f.startTimeout <= 0 {
+		return usagef("run: --server-start-timeout: expected a positive duration such as \"90s\", got %s", f.startTimeout)
+	}
 	if set["task"] && set["suite"] {
 		return usagef("run: --task and --suite conflict: give one")
 	}
@@ -215,11 +226,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if f.resume != "" {
 		// A resumed run keeps its plan: only what paces it may be given.
 		paces := map[string]bool{"resume": true, "db": true, "host": true, "concurrency": true, "j": true,
-			"keep-workspaces": true, "request-timeout": true, "sandbox": true, "no-progress": true, "max-tries": true}
+			"keep-workspaces": true, "request-timeout": true, "sandbox": true, "no-progress": true, "max-tries": true,
+			"server-start-timeout": true}
 		var conflict error
 		fs.Visit(func(fl *flag.Flag) {
 			if !paces[fl.Name] && conflict == nil {
-				conflict = usagef("run: --resume and --%s conflict: a resumed run keeps its plan (it may change only --concurrency, --max-tries, --request-timeout, --keep-workspaces, --sandbox, --host)", fl.Name)
+				conflict = usagef("run: --resume and --%s conflict: a resumed run keeps its plan (it may change only --concurrency, --max-tries, --request-timeout, --server-start-timeout, --keep-workspaces, --sandbox, --host, --no-progress)", fl.Name)
 			}
 		})
 		if conflict != nil {
@@ -312,7 +324,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 
 	exe, _ := os.Executable()
-	r := &runner.Runner{Model: model, Store: store, Log: stderr, BenchPath: exe, Version: version, Sandbox: sandbox}
+	r := &runner.Runner{Model: model, Store: store, Log: stderr, BenchPath: exe, Version: version, Sandbox: sandbox,
+		StartTimeout: f.startTimeout}
 	switch {
 	case f.noProgress:
 	case isTerminal(stderr):

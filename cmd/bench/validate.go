@@ -12,15 +12,17 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/benchhq/bench/agent"
+	"github.com/benchhq/bench/agent/mcp"
 	"github.com/benchhq/bench/evaluator"
 	"github.com/benchhq/bench/tasks"
 )
 
 func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("validate", stderr, "Usage: bench validate [flags] [SUITE|TASK]\n\nChecks every task without a model: its reference solution (solution/solve.sh)\nmust pass the hidden tests, and its untouched workspace must fail them.\n\nFlags:\n")
+	fs := newFlagSet("validate", stderr, "Usage: bench validate [flags] [SUITE|TASK]\n\nChecks every task without a model: its reference solution (solution/solve.sh)\nmust pass the hidden tests, its untouched workspace must fail them, and each\nMCP server it declares must start and list its tools as in a run.\n\nFlags:\n")
 	jobs := fs.Int("j", 2, "tasks checked at once")
 	verbose := fs.Bool("v", false, "show the test output of invalid tasks")
 	sandbox := fs.String("sandbox", agent.SandboxAuto, "run the hidden tests in the bubblewrap sandbox, as bench run does: auto, required, off")
+	startTimeout := fs.Duration("server-start-timeout", mcp.DefaultStartTimeout, startTimeoutHelp)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -69,6 +71,7 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := g.Wait(); err != nil {
 		return err
 	}
+	addServerProblems(ctx, vals, *startTimeout, stderr)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TASK\tSOLUTION\tUNTOUCHED\tVERDICT")
 	bad := 0
