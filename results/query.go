@@ -158,6 +158,9 @@ type RunStat struct {
 	Finished    int `db:"finished"`
 	Passes      int `db:"passes"`
 	InfraErrors int `db:"infra_errors"`
+	// Stale is true for a run whose status is running while no process
+	// holds its lock (RunLock): the bench that ran it was killed.
+	Stale bool `db:"-"`
 }
 
 // Planned is the number of attempts the run's plan holds.
@@ -181,6 +184,7 @@ func (s *Store) RunStats(ctx context.Context) ([]RunStat, error) {
 		if t, err := time.Parse(timeLayout, rows[i].Created); err == nil {
 			rows[i].CreatedAt = t
 		}
+		rows[i].Stale = rows[i].Status == RunRunning && !s.runHeld(rows[i].ID)
 	}
 	return rows, nil
 }

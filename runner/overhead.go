@@ -5,7 +5,9 @@ import (
 	"fmt"
 
 	"github.com/benchhq/bench/agent"
+	"github.com/benchhq/bench/bound"
 	"github.com/benchhq/bench/overhead"
+	"github.com/benchhq/bench/results"
 )
 
 // contextLengther is what the runner asks of a model server beyond chat:
@@ -82,4 +84,28 @@ func (r *Runner) contextText(plan *Plan) string {
 		return fmt.Sprintf("the model's own %d, below num_ctx %d: offer fewer tools or use a model with a longer context", c, numCtx)
 	}
 	return fmt.Sprintf("num_ctx %d: raise --num-ctx", numCtx)
+}
+
+// unmeasured is the plan restricted to the arms of a stored run that have
+// no stored measurement; the others say that theirs is kept.
+func (r *Runner) unmeasured(ctx context.Context, run *results.Run, plan *Plan) (*Plan, error) {
+	stored, err := r.Store.Overhead(ctx, run.ID)
+	if err != nil {
+		return nil, fmt.Errorf("resume run %s: %w", run.ID, err)
+	}
+	have := map[string]results.Overhead{}
+	for _, o := range stored {
+		have[o.Arm] = o
+	}
+	p := *plan
+	p.Arms = nil
+	for _, a := range plan.Arms {
+		o, ok := have[a.Name]
+		if !ok {
+			p.Arms = append(p.Arms, a)
+			continue
+		}
+		r.logf("arm %s: its tools cost %s prompt tokens a request, as measured when the run started (%s); not measured again", a.Name, bound.Of(o.Tokens, o.Truncated), o.MeasuredAt.Local().Format("2006-01-02 15:04"))
+	}
+	return &p, nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchhq/bench/internal/ollamatest"
 	"github.com/benchhq/bench/runner"
 )
 
@@ -52,5 +53,31 @@ func TestProgressBarPassesDoNotRunAhead(t *testing.T) {
 	}
 	if seen == 0 {
 		t.Fatalf("no frame with passes:\n%q", bar.String())
+	}
+}
+
+// A run continued (or run again when finished) keeps the overhead measured
+// at its start: it measured again and threw the result away.
+func TestResumeKeepsTheOverheadMeasurement(t *testing.T) {
+	f := newFixture(t, ollamatest.Turns(ollamatest.Reply{Content: "no"}))
+	suite := loadTask(t, "recipe-trailing-dot")
+	f.run(&runner.Plan{Model: "fake", Suite: suite, Attempts: 2}, "r1")
+	var measuredAt string
+	if err := f.store.DB().QueryRow(`SELECT measured_at FROM overhead WHERE run_id = 'r1'`).Scan(&measuredAt); err != nil {
+		t.Fatal(err)
+	}
+	before := len(f.server.Requests())
+	var log bytes.Buffer
+	f.runner.Log = &log
+	f.run(&runner.Plan{Model: "fake", Suite: suite, Attempts: 2}, "r1")
+	if n := len(f.server.Requests()) - before; n != 0 {
+		t.Errorf("%d chat requests to continue a finished run, want none", n)
+	}
+	var again string
+	if err := f.store.DB().QueryRow(`SELECT measured_at FROM overhead WHERE run_id = 'r1'`).Scan(&again); err != nil || again != measuredAt {
+		t.Errorf("measurement %q (%v), want the first one %q kept", again, err, measuredAt)
+	}
+	if !strings.Contains(log.String(), "not measured again") {
+		t.Errorf("log does not say the measurement is kept:\n%s", log.String())
 	}
 }

@@ -110,6 +110,13 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 			return nil, fmt.Errorf("resume run %s: %w", runID, err)
 		}
 	}
+	// One process runs a run at a time; the lock also tells `bench runs`
+	// that the run is alive (a killed bench's run shows as stale).
+	lock, err := r.Store.LockRun(runID)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Release()
 	// Before the first attempt, and before anything is stored: the model's
 	// own context length (a num_ctx above it is lowered silently), each arm's
 	// tools (its servers started once), what they cost in prompt tokens
@@ -126,7 +133,15 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 		}
 		armSets[arm.Name] = sets
 	}
-	reps, err := r.measureOverhead(ctx, plan, armSets)
+	// A run continued keeps the measurement of its start: the plan is the
+	// same (compatible), and measuring again would only be thrown away.
+	measure := plan
+	if run != nil {
+		if measure, err = r.unmeasured(ctx, run, plan); err != nil {
+			return nil, err
+		}
+	}
+	reps, err := r.measureOverhead(ctx, measure, armSets)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrPreflight, err)
 	}

@@ -111,6 +111,9 @@ func TestRunStopsWhenModelIsMissing(t *testing.T) {
 	if code != 1 {
 		t.Errorf("exit %d, want 1", code)
 	}
+	if strings.Contains(stderr, "results in") {
+		t.Errorf("stderr %q says where results are, but nothing was stored", stderr)
+	}
 	if !strings.Contains(stderr, "ollama pull qwen3:8b") || !strings.Contains(stderr, "No attempt was run") {
 		t.Errorf("stderr %q should say to pull the model and that nothing ran", stderr)
 	}

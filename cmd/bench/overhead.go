@@ -70,7 +70,7 @@ func cmdOverhead(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs := newFlagSet("overhead", stderr, overheadUsage)
 	fs.StringVar(&f.config, "config", "", "run file (TOML): model, options, servers and arms are taken from it")
 	fs.StringVar(&f.model, "model", "", "Ollama model to measure, e.g. qwen3:0.6b (required unless the run file names one)")
-	fs.StringVar(&f.host, "host", "", "Ollama server URL (default $OLLAMA_HOST or http://127.0.0.1:11434)")
+	fs.StringVar(&f.host, "host", "", "Ollama server: a URL or host:port, as OLLAMA_HOST takes (default $OLLAMA_HOST or http://127.0.0.1:11434)")
 	fs.IntVar(&f.numCtx, "num-ctx", 0, fmt.Sprintf("context window, num_ctx (default: the run file's, or %d)", runner.DefaultNumCtx))
 	fs.StringVar(&f.tools, "tools", "", "comma-separated built-in tools to offer (default all)")
 	fs.Var(&f.servers, "server", serverFlagHelp)

@@ -304,7 +304,7 @@ func TestOverheadBadInput(t *testing.T) {
 		{"unknown tool", []string{"--model", "m", "--tools", "read_file,grep"}, `no built-in tool "grep"`},
 		{"svg folder", []string{"--model", "m", "--svg", filepath.Join(dir, "nope", "c.svg")}, "--svg"},
 		{"run db missing", []string{"--model", "m", "--run", "r1", "--db", filepath.Join(dir, "none.db")}, "no such file"},
-		{"bad host", []string{"--model", "m", "--host", "nohost"}, "--host"},
+		{"bad host", []string{"--model", "m", "--host", "nohost:port"}, "--host"},
 		{"tools with arms", []string{"--config", twoArms, "--tools", "search"}, "--tools conflicts"},
 		{"arm's unknown tool", []string{"--config", twoArms}, `arm b: tools: no built-in tool "nope"`},
 		{"unknown arm", []string{"--config", twoArms, "--arm", "c"}, `no arm "c" (the arms are: a, b)`},

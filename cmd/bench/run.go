@@ -183,7 +183,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.Int64Var(&f.seed, "seed", 0, "run seed; each attempt's seed derives from it and the attempt (default 1)")
 	fs.StringVar(&f.db, "db", "", "SQLite file for results (default bench.db)")
 	fs.StringVar(&f.name, "name", "", "name the run: it becomes the run id, and the same command again continues it")
-	fs.StringVar(&f.host, "host", "", "Ollama server URL (default $OLLAMA_HOST or http://127.0.0.1:11434)")
+	fs.StringVar(&f.host, "host", "", "Ollama server: a URL or host:port, as OLLAMA_HOST takes (default $OLLAMA_HOST or http://127.0.0.1:11434)")
 	fs.Float64Var(&f.temperature, "temperature", -1, "sampling temperature (default: the model's)")
 	fs.IntVar(&f.numCtx, "num-ctx", 0, fmt.Sprintf("context window, num_ctx (default %d)", runner.DefaultNumCtx))
 	fs.IntVar(&f.numPredict, "num-predict", 0, fmt.Sprintf("max tokens per reply, num_predict (default %d)", runner.DefaultNumPredict))
@@ -337,8 +337,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if sandbox != nil {
 		fmt.Fprintf(stderr, "sandbox: %s\n", sandbox)
 	}
-	fmt.Fprintf(stderr, "run %s: model %s, %d tasks × %d attempts × %d arms, concurrency %d, results in %s\n",
-		runID, plan.Model, len(plan.Suite.Tasks), plan.Attempts, max(len(plan.Arms), 1), plan.Concurrency, dbPath)
+	fmt.Fprintf(stderr, "run %s: model %s, %s × %s × %s, concurrency %d\n",
+		runID, plan.Model, count(len(plan.Suite.Tasks), "task"), count(plan.Attempts, "attempt"), count(max(len(plan.Arms), 1), "arm"), plan.Concurrency)
 	out, err := r.Run(ctx, plan, runID)
 	if err != nil {
 		if errors.Is(err, runner.ErrPreflight) {
@@ -364,6 +364,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := writeRunReport(ctx, store, runID, stdout); err != nil {
 		return err
 	}
+	// Said once something is stored: a run stopped before its first
+	// attempt leaves nothing in dbPath.
+	fmt.Fprintf(stderr, "results in %s (bench report --db %s %s)\n", dbPath, dbPath, runID)
 	if out.Skipped > 0 {
 		fmt.Fprintf(stderr, "%d attempts were already stored and kept\n", out.Skipped)
 	}

@@ -39,7 +39,16 @@ func cmdRuns(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fmt.Fprintf(stdout, "no runs in %s\n", *db)
 		return nil
 	}
-	return writeRuns(stdout, runs)
+	if err := writeRuns(stdout, runs); err != nil {
+		return err
+	}
+	for _, r := range runs {
+		if r.Stale {
+			fmt.Fprintf(stdout, "\nstale: marked running, but no bench process holds it (the bench running it was killed).\nContinue one with: bench run --resume %s --db %s\n", r.ID, *db)
+			break
+		}
+	}
+	return nil
 }
 
 // writeRuns writes the table of runs within runsWidth columns, cutting the
@@ -48,7 +57,7 @@ func writeRuns(w io.Writer, runs []results.RunStat) error {
 	rows := [][]string{{"RUN", "MODEL", "SUITE", "DONE", "PASS", "INFRA", "STATUS"}}
 	for _, r := range runs {
 		rows = append(rows, []string{r.ID, r.Model, r.Suite, fmt.Sprintf("%d/%d", r.Finished, r.Planned()),
-			strconv.Itoa(r.Passes), strconv.Itoa(r.InfraErrors), r.Status})
+			strconv.Itoa(r.Passes), strconv.Itoa(r.InfraErrors), runStatus(r)})
 	}
 	const gap, model, suite = 2, 1, 2
 	widths := make([]int, len(rows[0]))
@@ -89,4 +98,13 @@ func cutName(s string, n int) string {
 	}
 	tail := (n - 1) / 2
 	return string(r[:n-1-tail]) + "…" + string(r[len(r)-tail:])
+}
+
+// runStatus is a run's status as bench runs shows it: "stale" for a run
+// marked running that no process runs.
+func runStatus(r results.RunStat) string {
+	if r.Stale {
+		return "stale"
+	}
+	return r.Status
 }

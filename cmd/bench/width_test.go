@@ -59,3 +59,15 @@ func TestRunWithoutATerminalSaysEachAttempt(t *testing.T) {
 		t.Errorf("--no-progress: exit %d, stderr:\n%s", code, stderr)
 	}
 }
+
+// --host takes what OLLAMA_HOST takes: a bare host:port.
+func TestHostWithoutScheme(t *testing.T) {
+	srv := ollamatest.New(ollamatest.Turns(ollamatest.Reply{Content: "done"}))
+	defer srv.Close()
+	db := filepath.Join(t.TempDir(), "bench.db")
+	hostport := strings.TrimPrefix(srv.URL, "http://")
+	code, _, stderr := bench(t, "run", "--host", hostport, "--model", "m", "--task", recipeTask, "--db", db, "--attempts", "1", "--sandbox", "off")
+	if code != 0 || !strings.Contains(stderr, "results in "+db) {
+		t.Errorf("--host %s: exit %d, stderr:\n%s", hostport, code, stderr)
+	}
+}
