@@ -6,6 +6,7 @@
 //	bench validate tasks/suites/examples    check tasks without a model
 //	bench report                            summary of the latest run
 //	bench mcp inspect -- CMD ARGS...        look at an MCP server before attaching it
+//	bench mcp call TOOL '{}' -- CMD ARGS... call one of its tools by hand
 package main
 
 import (
@@ -68,15 +69,17 @@ func usagef(format string, args ...any) error {
 const usage = `bench: a benchmark harness for tool-using agents on local models
 
 Usage:
-  bench run [flags]             run a suite (or one task) G times per task and score every attempt
-  bench validate [SUITE|TASK]   check that reference solutions pass and untouched workspaces fail
-  bench runs                    the stored runs, newest first, with their progress
-  bench report [RUN]            summary of a stored run (default: the latest)
-  bench export [flags]          attempts as JSONL training data (messages + tools, rewards, advantages)
-  bench overhead --model M      prompt tokens each tool and server adds to every request
-  bench mcp inspect -- CMD...   connect to an MCP server and show what bench would offer
-  bench mcp serve issues        the project's example MCP server (an issue tracker)
-  bench version                 print the version
+  bench run [flags]              run a suite G times per task, score attempts
+  bench validate [SUITE|TASK]    check solutions pass, untouched workspaces
+                                 fail, and task servers start
+  bench runs                     the stored runs, newest first, with progress
+  bench report [RUN]             the report of a stored run (default: latest)
+  bench export [flags]           attempts as JSONL training data
+  bench overhead --model M       prompt tokens each tool adds to a request
+  bench mcp inspect -- CMD...    what bench would offer of an MCP server
+  bench mcp call TOOL -- CMD...  call one tool of an MCP server, as a run would
+  bench mcp serve issues         the project's example MCP server
+  bench version                  print the version
 
 Run 'bench COMMAND -h' for a command's flags.
 `
