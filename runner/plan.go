@@ -58,7 +58,7 @@ type Plan struct {
 	// Advantage is the method of the advantages stored (default GRPO).
 	Advantage evaluator.Method
 	// MaxTries bounds the tries of an attempt cut short by an
-	// infrastructure failure (default 3).
+	// infrastructure failure (default DefaultMaxTries).
 	MaxTries int
 }
 

@@ -46,23 +46,40 @@ func (l *listFlag) Set(s string) error {
 	return nil
 }
 
-// floatFlag is a float flag that knows whether it was set.
-type floatFlag struct{ v *float64 }
+// floatFlag is a float flag with no default of its own (-h prints none),
+// that knows whether it was set: v is nil until it is, or points where the
+// value goes.
+type floatFlag struct {
+	v   *float64
+	set bool
+}
 
 func (f *floatFlag) String() string {
-	if f.v == nil {
+	if f == nil || f.v == nil || !f.set {
 		return ""
 	}
 	return strconv.FormatFloat(*f.v, 'g', -1, 64)
 }
 
+// Set parses a number.
 func (f *floatFlag) Set(s string) error {
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil {
 		return errors.New("want a number")
 	}
-	f.v = &v
+	if f.v == nil {
+		f.v = new(float64)
+	}
+	*f.v, f.set = v, true
 	return nil
+}
+
+// Get implements flag.Getter: the flag holds a number.
+func (f *floatFlag) Get() any {
+	if f.v == nil {
+		return 0.0
+	}
+	return *f.v
 }
 
 func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -75,3 +75,27 @@ func TestShippedRunFileLoads(t *testing.T) {
 		t.Errorf("tasks %d, arms %+v", len(plan.Suite.Tasks), plan.Arms)
 	}
 }
+
+// docs/tasks.md lists every task of the example suite (it listed 11 of 13).
+func TestTasksDocListsEveryExampleTask(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/tasks.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(doc), "## The example suite")
+	if !ok {
+		t.Fatal("docs/tasks.md has no example-suite section")
+	}
+	entries, err := os.ReadDir("../../" + DefaultSuite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if _, err := os.Stat(filepath.Join("../../"+DefaultSuite, e.Name(), "task.toml")); err != nil {
+			continue
+		}
+		if !strings.Contains(table, "| `"+e.Name()+"` |") {
+			t.Errorf("docs/tasks.md's example suite does not list %s", e.Name())
+		}
+	}
+}

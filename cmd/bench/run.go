@@ -184,7 +184,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.StringVar(&f.db, "db", "", "SQLite file for results (default bench.db)")
 	fs.StringVar(&f.name, "name", "", "name the run: it becomes the run id, and the same command again continues it")
 	fs.StringVar(&f.host, "host", "", "Ollama server: a URL or host:port, as OLLAMA_HOST takes (default $OLLAMA_HOST or http://127.0.0.1:11434)")
-	fs.Float64Var(&f.temperature, "temperature", -1, "sampling temperature (default: the model's)")
+	temperature := floatFlag{v: &f.temperature}
+	fs.Var(&temperature, "temperature", "sampling temperature `T`, 0 or more (default: the model's)")
 	fs.IntVar(&f.numCtx, "num-ctx", 0, fmt.Sprintf("context window, num_ctx (default %d)", runner.DefaultNumCtx))
 	fs.IntVar(&f.numPredict, "num-predict", 0, fmt.Sprintf("max tokens per reply, num_predict (default %d)", runner.DefaultNumPredict))
 	fs.IntVar(&f.maxTurns, "max-turns", 0, "override every task's turn limit")
