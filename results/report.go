@@ -942,26 +942,20 @@ func ciCell(ci []float64) string {
 	return fmt.Sprintf("%.0f–%.0f%%", 100*ci[0], 100*ci[1])
 }
 
-// points formats a difference of proportions in percentage points.
-func points(v float64) string {
-	s := strconv.FormatFloat(100*v, 'f', 1, 64)
-	if s == "-0.0" {
-		s = "0.0"
-	}
-	if v > 0 && s != "0.0" {
-		s = "+" + s
-	}
-	return s
-}
+// points formats a difference of proportions in percentage points, to
+// one decimal, signed.
+func points(v float64) string { return signedPoints(v, 1) }
 
 // wholePoints formats a difference of proportions in whole percentage
 // points, signed: the ends of an interval.
-func wholePoints(v float64) string {
-	s := strconv.FormatFloat(100*v, 'f', 0, 64)
-	if s == "-0" {
-		s = "0"
+func wholePoints(v float64) string { return signedPoints(v, 0) }
+
+func signedPoints(v float64, prec int) string {
+	s := strconv.FormatFloat(100*v, 'f', prec, 64)
+	if strings.Trim(s, "-0.") == "" {
+		return strings.TrimPrefix(s, "-")
 	}
-	if v > 0 && s != "0" {
+	if v > 0 {
 		s = "+" + s
 	}
 	return s

@@ -300,8 +300,8 @@ func TestFaultKilledRunShowsStale(t *testing.T) {
 			t.Fatalf("runs: exit %d: %s", code, stderr)
 		}
 		for _, l := range strings.Split(out, "\n") {
-			if f := strings.Fields(l); len(f) > 0 && f[0] == "watched" {
-				return f[len(f)-1]
+			if f := strings.Fields(l); len(f) > 3 && f[0] == "watched" {
+				return f[3]
 			}
 		}
 		t.Fatalf("runs lists no run watched:\n%s", out)

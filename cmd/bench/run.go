@@ -438,15 +438,7 @@ func planFromFlags(f *runFlags, set map[string]bool, rf *runner.RunFile) (*runne
 		p.Options = map[string]any{}
 	}
 	maps.Copy(p.Options, flagOptions(f, set))
-	if set["max-turns"] {
-		p.Limits.MaxTurns = f.maxTurns
-	}
-	if set["max-tokens"] {
-		p.Limits.MaxTokens = f.maxTokens
-	}
-	if set["wall-time"] {
-		p.Limits.WallTime = tasks.Duration{Duration: f.wallTime}
-	}
+	p.Limits = flagLimits(f, set, p.Limits)
 
 	var suite *tasks.Suite
 	var err error
@@ -602,15 +594,7 @@ func checkRunFlags(f *runFlags, set map[string]bool) error {
 		RequestTimeout: tasks.Duration{Duration: f.reqTimeout}, Advantage: evaluator.Method(f.advantage),
 		Options: flagOptions(f, set), Sandbox: agent.SandboxConfig{Mode: f.sandbox},
 	}
-	if set["max-turns"] {
-		rf.Limits.MaxTurns = f.maxTurns
-	}
-	if set["max-tokens"] {
-		rf.Limits.MaxTokens = f.maxTokens
-	}
-	if set["wall-time"] {
-		rf.Limits.WallTime = tasks.Duration{Duration: f.wallTime}
-	}
+	rf.Limits = flagLimits(f, set, tasks.Limits{})
 	given := func(field string) bool { return flagFor(field, set) != "" }
 	err := rf.Check(given)
 	var fe *tasks.FieldError
@@ -628,6 +612,20 @@ func flagFor(field string, set map[string]bool) string {
 		}
 	}
 	return ""
+}
+
+// flagLimits are the limits of base with those the flags set on top.
+func flagLimits(f *runFlags, set map[string]bool, base tasks.Limits) tasks.Limits {
+	if set["max-turns"] {
+		base.MaxTurns = f.maxTurns
+	}
+	if set["max-tokens"] {
+		base.MaxTokens = f.maxTokens
+	}
+	if set["wall-time"] {
+		base.WallTime = tasks.Duration{Duration: f.wallTime}
+	}
+	return base
 }
 
 // flagOptions are the Ollama options the flags set.

@@ -19,7 +19,7 @@ func TestRunsFits80Columns(t *testing.T) {
 		{ID: "tools-vs-no-exec", Model: "qwen3:0.6b", Suite: "examples", Status: "finished", Arms: 1, Tasks: 13, AttemptsPerTask: 4, Finished: 52, Passes: 31},
 	}
 	var b bytes.Buffer
-	if err := writeRuns(&b, runs); err != nil {
+	if err := results.WriteRunStats(&b, runs); err != nil {
 		t.Fatal(err)
 	}
 	for _, l := range strings.Split(strings.TrimSpace(b.String()), "\n") {
