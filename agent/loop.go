@@ -5,7 +5,6 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime/debug"
@@ -47,6 +46,10 @@ type Config struct {
 	// not answer in time is an infrastructure failure, not the agent's.
 	// Zero means no bound other than the wall time.
 	RequestTimeout time.Duration
+	// ContextLength is the model's own context length (Ollama.ContextLength),
+	// 0 when unknown. Ollama lowers a num_ctx above it silently, so turns
+	// are judged truncated against EffectiveContext(num_ctx, ContextLength).
+	ContextLength int
 }
 
 var errWallTime = errors.New("wall-time limit reached")
@@ -110,6 +113,7 @@ func Run(ctx context.Context, cfg Config) *Trajectory {
 		{Role: "system", Content: system},
 		{Role: "user", Content: cfg.Instruction},
 	}
+	limit := EffectiveContext(numCtx, cfg.ContextLength) // where Ollama cuts the prompt
 	tokens := 0
 	longest := 0 // the longest prompt so far, for DetectTruncation's rule
 	for turn := 0; ; turn++ {
@@ -162,7 +166,7 @@ func Run(ctx context.Context, cfg Config) *Trajectory {
 		if em, ok := cfg.Model.(EndpointModel); ok {
 			tu.Endpoint = em.Endpoint()
 		}
-		tu.Truncated, longest = truncated(resp.PromptEvalCount, longest, numCtx)
+		tu.Truncated, longest = truncated(resp.PromptEvalCount, longest, limit)
 		tr.Turns = append(tr.Turns, tu)
 		tokens += resp.PromptEvalCount + resp.EvalCount
 
@@ -332,21 +336,8 @@ func NumCtx(opts map[string]any) (int, error) {
 	if !ok {
 		return 0, nil
 	}
-	switch n := v.(type) {
-	case int:
-		return n, nil
-	case int32:
+	if n, ok := integer(v); ok {
 		return int(n), nil
-	case int64:
-		return int(n), nil
-	case float64:
-		if n == float64(int(n)) {
-			return int(n), nil
-		}
-	case json.Number:
-		if i, err := n.Int64(); err == nil {
-			return int(i), nil
-		}
 	}
 	return 0, fmt.Errorf("options: %s: expected an integer, got %v (%T)", key, v, v)
 }

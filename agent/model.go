@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -39,11 +40,49 @@ func NewOllama(base string, hc *http.Client) (*Ollama, error) {
 		u := envconfig.Host()
 		return &Ollama{client: api.NewClient(u, hc), host: u.String()}, nil
 	}
-	u, err := url.Parse(base)
-	if err != nil || u.Scheme == "" || u.Host == "" {
-		return nil, fmt.Errorf("ollama host %q: expected a URL such as http://127.0.0.1:11434", base)
+	u, err := ParseHost(base)
+	if err != nil {
+		return nil, err
 	}
 	return &Ollama{client: api.NewClient(u, hc), host: u.String()}, nil
+}
+
+// ParseHost reads an Ollama server address the way the ollama command
+// reads OLLAMA_HOST: "http://host:port/path", "host:port", "host" or
+// ":port", with http and port 11434 by default (80 or 443 when the scheme
+// is given without a port). A port that is not a number from 0 to 65535 is
+// an error (Ollama falls back to its default port with a log warning).
+func ParseHost(s string) (*url.URL, error) {
+	s = strings.TrimSpace(s)
+	defaultPort := "11434"
+	scheme, hostport, ok := strings.Cut(s, "://")
+	switch {
+	case !ok:
+		scheme, hostport = "http", s
+	case scheme == "http":
+		defaultPort = "80"
+	case scheme == "https":
+		defaultPort = "443"
+	default:
+		return nil, fmt.Errorf("ollama host %q: scheme %q, expected http or https (for example http://127.0.0.1:11434)", s, scheme)
+	}
+	hostport, path, _ := strings.Cut(hostport, "/")
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host, port = "127.0.0.1", defaultPort
+		if ip := net.ParseIP(strings.Trim(hostport, "[]")); ip != nil {
+			host = ip.String()
+		} else if hostport != "" {
+			host = hostport
+		}
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return nil, fmt.Errorf("ollama host %q: port %q, expected a number from 0 to 65535 (for example 127.0.0.1:11434)", s, port)
+	}
+	if strings.ContainsAny(host, " /?#") {
+		return nil, fmt.Errorf("ollama host %q: expected an address such as 127.0.0.1:11434 or http://localhost:11434", s)
+	}
+	return &url.URL{Scheme: scheme, Host: net.JoinHostPort(host, port), Path: path}, nil
 }
 
 // Chat sends one non-streaming chat request and returns the reply.
@@ -122,6 +161,19 @@ func (e *ModelError) Hint() string {
 		return fmt.Sprintf("no Ollama server answers at %s: start it with `ollama serve`, or set OLLAMA_HOST to where it runs", e.Host)
 	}
 	return ""
+}
+
+// WithHint returns err followed, on a line of its own, by what to do
+// about the *ModelError it wraps (Hint), when something specific applies;
+// otherwise err itself.
+func WithHint(err error) error {
+	var me *ModelError
+	if errors.As(err, &me) {
+		if hint := me.Hint(); hint != "" {
+			return fmt.Errorf("%w\n  → %s", err, hint)
+		}
+	}
+	return err
 }
 
 // Unreachable reports whether err means that no server answered: connection

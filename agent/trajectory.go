@@ -59,8 +59,8 @@ type Turn struct {
 	// Model says (EndpointModel).
 	Endpoint string
 	// Truncated marks a turn whose prompt Ollama probably cut: it reached
-	// num_ctx, or it was no longer than an earlier turn's (see
-	// DetectTruncation).
+	// the context (num_ctx, or the model's context length when smaller), or
+	// it was no longer than an earlier turn's (see DetectTruncation).
 	Truncated bool
 }
 

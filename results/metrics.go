@@ -38,7 +38,7 @@ type AttemptMetrics struct {
 	// (tool_calls.decision = 'deny').
 	Denials int
 	// TruncatedTurns counts the attempt's turns whose prompt was probably
-	// cut at num_ctx (turns.truncated = 1).
+	// cut at the context (turns.truncated = 1).
 	TruncatedTurns int
 }
 
@@ -189,8 +189,13 @@ type Metrics struct {
 	Denials           int      `json:"denials"`
 	DenialsPerAttempt *float64 `json:"denials_per_attempt"`
 	// TruncatedTurns counts the finished attempts' turns whose prompt was
-	// probably cut at num_ctx.
+	// probably cut at the context (num_ctx, or the model's context length
+	// when smaller).
 	TruncatedTurns int `json:"truncated_turns"`
+	// PromptTokensAtLeast is true when TruncatedTurns > 0: Ollama counted
+	// the prompts it kept, so PromptTokens are lower bounds of what the
+	// agent sent.
+	PromptTokensAtLeast bool `json:"prompt_tokens_at_least"`
 	// Groups counts the groups with at least one finished attempt, and
 	// ZeroVarianceGroups those whose rewards are all equal (all pass, all
 	// fail, or one attempt): their advantages are 0. ZeroVarianceShare is
@@ -287,6 +292,7 @@ func metricsOf(arm, task string, groups []*group, ks []int) (Metrics, error) {
 			m.ZeroVarianceGroups++
 		}
 	}
+	m.PromptTokensAtLeast = m.TruncatedTurns > 0
 	m.Turns, m.PromptTokens, m.CompletionTokens = evaluator.Summarize(turns), evaluator.Summarize(prompt), evaluator.Summarize(compl)
 	m.ToolCalls, m.WallMS = evaluator.Summarize(calls), evaluator.Summarize(wall)
 	if m.Finished > 0 {

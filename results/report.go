@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/benchhq/bench/bound"
 	"github.com/benchhq/bench/evaluator"
 )
 
@@ -24,7 +25,7 @@ import (
 const ReportVersion = 1
 
 // TableWidth is the width, in columns, that a table report fits in.
-const TableWidth = 100
+const TableWidth = 80
 
 // Report is everything `bench report` shows of a run: its plan, the
 // metrics per task (a group: one task under one arm), per arm and for the
@@ -54,18 +55,34 @@ type Report struct {
 	// measured at the start of the run, in the run's arm order; empty for
 	// a run stored before measurements (schema version 1).
 	ToolTokens []ArmToolTokens `json:"tool_tokens"`
+	// TaskServers names, per task, the MCP servers its attempts attached
+	// that are not among their arm's measured tool sets: the task's own
+	// ([[servers]] in task.toml). Their tokens are in no arm's ToolTokens.
+	// Empty without measurements.
+	TaskServers []TaskServers `json:"task_servers"`
+}
+
+// TaskServers is a task's own MCP servers, by name.
+type TaskServers struct {
+	Task    string   `json:"task"`
+	Servers []string `json:"servers"`
 }
 
 // ArmToolTokens is the measured prompt-token cost of one arm's tools.
 type ArmToolTokens struct {
 	Arm string `json:"arm"`
 	// Tokens is what all the arm's tools add to each request; Share is
-	// Tokens over NumCtx.
+	// Tokens over Context.
 	Tokens int     `json:"tokens"`
 	NumCtx int     `json:"num_ctx"`
 	Share  float64 `json:"share"`
-	// Truncated marks a measurement that reached num_ctx: Tokens is a
-	// lower bound.
+	// ModelContext is the model's own context length (0: unknown) and
+	// Context the context the server used: NumCtx, or ModelContext when
+	// smaller (Ollama lowers num_ctx to it silently).
+	ModelContext int `json:"model_context"`
+	Context      int `json:"context"`
+	// Truncated marks a measurement that reached the context: Tokens and
+	// PerAttempt are lower bounds.
 	Truncated bool `json:"truncated"`
 	// Sets is the cost of each tool set alone: "builtin" and each MCP server.
 	Sets []SetTokens `json:"sets"`
@@ -203,7 +220,51 @@ func (s *Store) Report(ctx context.Context, runID string, opts ReportOptions) (*
 		return nil, fmt.Errorf("report: overhead of run %q in %s: %w", run.ID, s.path, err)
 	}
 	rep.setToolTokens(ovs)
+	if rep.TaskServers, err = s.taskServers(ctx, run, ovs); err != nil {
+		return nil, fmt.Errorf("report: servers of run %q in %s: %w", run.ID, s.path, err)
+	}
 	return rep, nil
+}
+
+// taskServers lists, per task in the run's order, the servers its
+// attempts attached that are not one of their arm's measured tool sets.
+func (s *Store) taskServers(ctx context.Context, run *Run, ovs []Overhead) ([]TaskServers, error) {
+	measured := map[string]map[string]bool{}
+	for _, o := range ovs {
+		sets := map[string]bool{}
+		for _, it := range o.Items {
+			if it.Kind == OverheadSet {
+				sets[it.Name] = true
+			}
+		}
+		measured[o.Arm] = sets
+	}
+	if len(measured) == 0 {
+		return []TaskServers{}, nil
+	}
+	var rows []struct {
+		Arm  string `db:"arm"`
+		Task string `db:"task_id"`
+		Name string `db:"name"`
+	}
+	if err := s.db.SelectContext(ctx, &rows, `SELECT DISTINCT a.arm, a.task_id, v.name
+		FROM attempt_servers v JOIN attempts a ON a.id = v.attempt_id
+		WHERE a.run_id = ? ORDER BY v.name`, run.ID); err != nil {
+		return nil, err
+	}
+	own := map[string][]string{}
+	for _, r := range rows {
+		if sets, ok := measured[r.Arm]; ok && !sets[r.Name] && !slices.Contains(own[r.Task], r.Name) {
+			own[r.Task] = append(own[r.Task], r.Name)
+		}
+	}
+	out := []TaskServers{}
+	for _, t := range run.Tasks {
+		if len(own[t.ID]) > 0 {
+			out = append(out, TaskServers{Task: t.ID, Servers: own[t.ID]})
+		}
+	}
+	return out, nil
 }
 
 // setToolTokens puts the arms' measured tool overhead in the report.
@@ -213,9 +274,10 @@ func (r *Report) setToolTokens(ovs []Overhead) {
 		turns[m.Arm] = m.Turns
 	}
 	for _, o := range ovs {
-		t := ArmToolTokens{Arm: o.Arm, Tokens: o.Tokens, NumCtx: o.NumCtx, Truncated: o.Truncated}
-		if o.NumCtx > 0 {
-			t.Share = float64(o.Tokens) / float64(o.NumCtx)
+		t := ArmToolTokens{Arm: o.Arm, Tokens: o.Tokens, NumCtx: o.NumCtx, ModelContext: o.ModelContext,
+			Context: o.Context(), Truncated: o.Truncated}
+		if t.Context > 0 {
+			t.Share = float64(o.Tokens) / float64(t.Context)
 		}
 		for _, it := range o.Items {
 			if it.Kind == OverheadSet {
@@ -229,6 +291,10 @@ func (r *Report) setToolTokens(ovs []Overhead) {
 		r.ToolTokens = append(r.ToolTokens, t)
 	}
 }
+
+// Bound is Tokens with what is known of it: at least Tokens when the
+// measurement was cut.
+func (t ArmToolTokens) Bound() bound.Value { return bound.Of(t.Tokens, t.Truncated) }
 
 // toolTokens returns the measurement of an arm.
 func (r *Report) toolTokens(arm string) (ArmToolTokens, bool) {
@@ -262,7 +328,7 @@ func BuildReport(run *Run, attempts []AttemptMetrics, opts ReportOptions) (*Repo
 		return nil, err
 	}
 	rep := &Report{Version: ReportVersion, Run: runHeader(run), Ks: ks,
-		Tasks: []Metrics{}, Arms: []Metrics{}, Comparisons: []Comparison{}}
+		Tasks: []Metrics{}, Arms: []Metrics{}, Comparisons: []Comparison{}, ToolTokens: []ArmToolTokens{}, TaskServers: []TaskServers{}}
 	methods := map[string]bool{}
 	for _, a := range attempts {
 		switch {
@@ -483,82 +549,127 @@ func (r *Report) writeText(b *bytes.Buffer, md bool) {
 	ks, hatK := r.shownKs()
 	partial := false
 
-	// Per task.
-	head := []string{"ARM", "TASK", "PASS"}
+	// Per task. A task's pass@1 is its PASS, and its pass@G and pass^G
+	// follow from PASS too (some pass, all pass): only the k between 1 and
+	// G say more.
+	var taskKs []int
 	for _, k := range ks {
+		if k > 1 && k < r.Run.AttemptsPerTask {
+			taskKs = append(taskKs, k)
+		}
+	}
+	head := []string{"TASK", "PASS"}
+	if md {
+		head = append([]string{"ARM"}, head...)
+	}
+	for _, k := range taskKs {
 		head = append(head, fmt.Sprintf("P@%d", k))
 	}
-	head = append(head, fmt.Sprintf("P^%d", hatK), "TURNS", "PROMPT", "COMPL", "WALL50", "WALL90", "INFRA")
-	t := &grid{head: head, left: 2, flex: []int{1, 0}}
+	showHat := hatK > 1 && hatK < r.Run.AttemptsPerTask
+	if showHat {
+		head = append(head, fmt.Sprintf("P^%d", hatK))
+	}
+	head = append(head, "TURNS", "PROMPT", "COMPL", "WALL50", "WALL90", "INFRA")
+	t := &grid{head: head, left: 1, flex: []int{0}}
+	if md {
+		t.left, t.flex = 2, []int{1, 0}
+	}
 	prevArm := ""
 	for i, m := range r.Tasks {
-		arm := m.Arm
-		if !md && i > 0 && arm == prevArm {
-			arm = ""
+		var row []string
+		if md {
+			row = []string{m.Arm, m.Task}
+		} else {
+			// In a terminal, each arm heads its tasks: no ARM column.
+			if i == 0 || m.Arm != prevArm {
+				t.rows = append(t.rows, []string{"arm " + m.Arm})
+			}
+			row = []string{"  " + m.Task}
 		}
 		prevArm = m.Arm
-		row := []string{arm, m.Task, fmt.Sprintf("%d/%d", m.Passes, m.Finished)}
-		for _, k := range ks {
+		row = append(row, fmt.Sprintf("%d/%d", m.Passes, m.Finished))
+		for _, k := range taskKs {
 			row = append(row, atCell(&m, k, false, &partial))
 		}
-		row = append(row, atCell(&m, hatK, true, &partial))
+		if showHat {
+			row = append(row, atCell(&m, hatK, true, &partial))
+		}
 		row = append(row, meanCells(&m)...)
 		row = append(row, wallCell(m.WallMS, m.WallMS.P50), wallCell(m.WallMS, m.WallMS.P90), strconv.Itoa(m.InfraErrors))
 		t.rows = append(t.rows, row)
 	}
 	section(b, md, "Per task")
 	t.write(b, md)
-	legend(b, md, "PASS: passed/finished attempts. P@k: pass@k (unbiased estimate); P^k: pass^k (all k pass). "+
-		"TURNS, PROMPT, COMPL (tokens over all turns): means per finished attempt. WALL50, WALL90: agent wall time "+
-		"percentiles. INFRA: infrastructure errors, never scored.")
-
-	// Per arm.
-	head = []string{"ARM", "PASS", "RATE", "95% CI"}
-	// Pass@1 is the pass rate, up to the tasks' weights: RATE shows it.
-	armKs := slices.DeleteFunc(slices.Clone(ks), func(k int) bool { return k == 1 })
-	for _, k := range armKs {
-		head = append(head, fmt.Sprintf("P@%d", k))
+	text := "PASS: passed/finished attempts (a task's pass@1; pass@G and pass^G follow from it). "
+	if len(taskKs) > 0 || showHat {
+		text += "P@k: pass@k (unbiased estimate); P^k: pass^k (all k pass). "
 	}
-	head = append(head, fmt.Sprintf("P^%d", hatK), "TURNS", "PROMPT", "COMPL", "TOOLS", "DENY", "CUT", "INFRA", "0-VAR")
-	t = &grid{head: head, left: 1, flex: []int{0}}
+	text += "TURNS, PROMPT, COMPL (tokens over all turns): means per finished attempt. WALL50, WALL90: agent " +
+		"wall time percentiles. INFRA: infrastructure errors, never scored."
+	if r.promptBounds() {
+		text += " ≥: a turn was cut at the context, so Ollama counted less than was sent."
+	}
+	legend(b, md, text)
+
 	arms := r.Arms
 	if len(arms) > 1 {
 		total := r.Total
 		total.Arm = "all arms"
 		arms = append(slices.Clone(arms), total)
 	}
+
+	// Per arm: outcome.
+	head = []string{"ARM", "PASS", "RATE", "95% CI"}
+	// Pass@1 is the pass rate, up to the tasks' weights: RATE shows it.
+	armKs := slices.DeleteFunc(slices.Clone(ks), func(k int) bool { return k == 1 })
+	for _, k := range armKs {
+		head = append(head, fmt.Sprintf("P@%d", k))
+	}
+	head = append(head, fmt.Sprintf("P^%d", hatK), "0-VAR")
+	t = &grid{head: head, left: 1, flex: []int{0}}
 	for _, m := range arms {
 		row := []string{m.Arm, fmt.Sprintf("%d/%d", m.Passes, m.Finished), pct(m.PassRate), ciCell(m.PassRateCI95)}
 		for _, k := range armKs {
 			row = append(row, atCell(&m, k, false, &partial))
 		}
-		row = append(row, atCell(&m, hatK, true, &partial))
-		row = append(row, meanCells(&m)...)
-		tok := "-"
-		if tt, ok := r.toolTokens(m.Arm); ok {
-			tok = strconv.Itoa(tt.Tokens)
-			if tt.Truncated {
-				tok = "≥" + tok
-			}
-		}
-		row = append(row, tok, fixed(m.DenialsPerAttempt, 2), strconv.Itoa(m.TruncatedTurns), strconv.Itoa(m.InfraErrors),
-			pct(m.ZeroVarianceShare))
+		row = append(row, atCell(&m, hatK, true, &partial), pct(m.ZeroVarianceShare))
 		t.rows = append(t.rows, row)
 	}
 	section(b, md, "Per arm")
 	t.write(b, md)
-	text := "RATE: passed/finished, with its 95% Wilson interval. P@k, P^k: means over tasks. TOOLS: prompt " +
-		"tokens the arm's tool definitions add to every request (measured at the start of the run). DENY: tool calls " +
-		"denied by policy per attempt. CUT: turns cut at num_ctx. 0-VAR: groups whose rewards are all equal " +
-		"(advantage 0, no training signal)."
+	text = "RATE: passed/finished, with its 95% Wilson interval. P@k, P^k: means over tasks. 0-VAR: groups " +
+		"whose rewards are all equal (advantage 0, no training signal)."
 	if partial {
 		text += " *: over the tasks with at least k finished attempts only."
 	}
 	legend(b, md, text)
 
+	// Per arm: cost.
+	t = &grid{head: []string{"ARM", "TURNS", "PROMPT", "COMPL", "TOOLS", "DENY", "CUT", "INFRA"}, left: 1, flex: []int{0}}
+	for _, m := range arms {
+		row := []string{m.Arm}
+		row = append(row, meanCells(&m)...)
+		tok := "-"
+		if tt, ok := r.toolTokens(m.Arm); ok {
+			tok = tt.Bound().String()
+		}
+		row = append(row, tok, fixed(m.DenialsPerAttempt, 2), strconv.Itoa(m.TruncatedTurns), strconv.Itoa(m.InfraErrors))
+		t.rows = append(t.rows, row)
+	}
+	section(b, md, "Per arm, cost")
+	t.write(b, md)
+	text = "TURNS, PROMPT, COMPL: means per finished attempt. TOOLS: prompt tokens that the arm's tools" +
+		r.toolsCover() + " add to every request, measured at the start of the run." + r.taskServersNote() +
+		" DENY: tool calls denied by policy per attempt. CUT: turns cut at the context (num_ctx, or the " +
+		"model's context length when smaller). INFRA: infrastructure errors, never scored."
+	if r.promptBounds() || r.toolBounds() {
+		text += " ≥: a lower bound (a prompt was cut at the context)."
+	}
+	legend(b, md, text)
+
 	// Comparisons.
 	if len(r.Comparisons) > 0 {
-		t = &grid{head: []string{"ARM", "TASKS", "DIFF", "95% CI", "P", "+/-/=", "PAIRS", "ONLY B/A", "MCNEMAR P"},
+		t = &grid{head: []string{"ARM", "TASKS", "DIFF", "95% CI", "P", "+/-/=", "PAIRS", "ONLY B/A", "MCNEMAR"},
 			left: 1, flex: []int{0}}
 		inexact := false
 		for _, c := range r.Comparisons {
@@ -572,7 +683,7 @@ func (r *Report) writeText(b *bytes.Buffer, md bool) {
 					inexact = true
 				}
 				row = append(row, points(*c.MeanDiff)+"pp",
-					"["+points(c.MeanDiffCI[0])+", "+points(c.MeanDiffCI[1])+"]", p,
+					"["+wholePoints(c.MeanDiffCI[0])+", "+wholePoints(c.MeanDiffCI[1])+"]", p,
 					fmt.Sprintf("%d/%d/%d", c.Improved, c.Worsened, c.Ties))
 			}
 			row = append(row, strconv.Itoa(c.McNemar.Pairs), fmt.Sprintf("%d/%d", c.McNemar.OnlyBaseline, c.McNemar.OnlyArm),
@@ -584,7 +695,7 @@ func (r *Report) writeText(b *bytes.Buffer, md bool) {
 		t.write(b, md)
 		text := "DIFF: mean of the per-task pass-rate differences (arm - " + base + "), in percentage points, " +
 			"with its paired bootstrap 95% CI. P: sign-flip permutation test. +/-/=: tasks better, worse, tied. " +
-			"McNemar pairs attempts by task and index; ONLY B/A: pairs where only " + base + " or only the arm passed. " +
+			"MCNEMAR: the p of McNemar's exact test, which pairs attempts by task and index; ONLY B/A: pairs where only " + base + " or only the arm passed. " +
 			"A P below 0.05 is unlikely to be noise."
 		if inexact {
 			text += " ~: estimated from random sign flips."
@@ -597,8 +708,9 @@ func (r *Report) writeText(b *bytes.Buffer, md bool) {
 			if !okA || !okB || c.MeanDiff == nil {
 				continue
 			}
-			line := fmt.Sprintf("%s: its tools cost %d tokens a turn (%+d against %s) and move the pass rate by %spp (p %s).",
-				c.Arm, ta.Tokens, ta.Tokens-tb.Tokens, c.Baseline, points(*c.MeanDiff), pValue(*c.P))
+			// nbsp keeps "(p 1.000)" on one line when the sentence wraps.
+			line := fmt.Sprintf("%s: its tools cost %s tokens a turn (%s against %s) and move the pass rate by %spp (p%s%s).",
+				c.Arm, ta.Bound(), ta.Bound().Minus(tb.Bound()).Format(signedInt), c.Baseline, points(*c.MeanDiff), nbsp, pValue(*c.P))
 			if md {
 				b.WriteString("- ")
 			}
@@ -621,8 +733,8 @@ func (r *Report) writeText(b *bytes.Buffer, md bool) {
 	}
 	b.WriteString("\n")
 	lines := []string{"advantages: " + adv,
-		fmt.Sprintf("zero-variance groups: %d of %d (%s): they carry no training signal",
-			r.Total.ZeroVarianceGroups, r.Total.Groups, pct(r.Total.ZeroVarianceShare))}
+		fmt.Sprintf("zero-variance groups: %d of %s (%s): they carry no training signal",
+			r.Total.ZeroVarianceGroups, plural(r.Total.Groups, "group"), pct(r.Total.ZeroVarianceShare))}
 	for _, l := range lines {
 		if md {
 			b.WriteString("- ")
@@ -631,6 +743,77 @@ func (r *Report) writeText(b *bytes.Buffer, md bool) {
 		b.WriteString("\n")
 	}
 }
+
+// promptBounds reports whether some prompt-token figure is a lower bound.
+func (r *Report) promptBounds() bool { return r.Total.PromptTokensAtLeast }
+
+// toolBounds reports whether some arm's tool tokens are a lower bound.
+func (r *Report) toolBounds() bool {
+	for _, t := range r.ToolTokens {
+		if t.Truncated {
+			return true
+		}
+	}
+	return false
+}
+
+// toolsCover says what the TOOLS figures cover, " (builtin + issues)",
+// per arm when arms differ: their measured tool sets.
+func (r *Report) toolsCover() string {
+	if len(r.ToolTokens) == 0 {
+		return ""
+	}
+	byCover := map[string][]string{}
+	var covers []string
+	for _, t := range r.ToolTokens {
+		var names []string
+		for _, s := range t.Sets {
+			names = append(names, s.Name)
+		}
+		c := strings.Join(names, " + ")
+		if c == "" {
+			c = "none"
+		}
+		if _, ok := byCover[c]; !ok {
+			covers = append(covers, c)
+		}
+		byCover[c] = append(byCover[c], t.Arm)
+	}
+	if len(covers) == 1 {
+		return " (" + covers[0] + ")"
+	}
+	parts := make([]string, len(covers))
+	for i, c := range covers {
+		parts[i] = strings.Join(byCover[c], ", ") + ": " + c
+	}
+	return " (" + strings.Join(parts, "; ") + ")"
+}
+
+// taskServersNote says which servers no TOOLS figure includes: those
+// tasks attach themselves, paid on top by every request of those tasks.
+func (r *Report) taskServersNote() string {
+	if len(r.TaskServers) == 0 {
+		return ""
+	}
+	own := make([]string, len(r.TaskServers))
+	for i, ts := range r.TaskServers {
+		own[i] = ts.Task + " (" + strings.Join(ts.Servers, ", ") + ")"
+	}
+	return " Not included, and paid on top by those tasks' requests: the servers tasks attach themselves, " +
+		strings.Join(own, ", ") + "; bench overhead --task DIR measures them."
+}
+
+// plural writes n and the word, with an s unless n is 1.
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// nbsp joins two words that wrap must not separate; it is written as a
+// space.
+const nbsp = "\u00a0"
 
 func (r *Report) writeHeader(b *bytes.Buffer, md bool) {
 	h := r.Run
@@ -689,7 +872,7 @@ func section(b *bytes.Buffer, md bool, title string) {
 		fmt.Fprintf(b, "\n## %s\n\n", mdEscape(title))
 		return
 	}
-	fmt.Fprintf(b, "\n%s\n", title)
+	fmt.Fprintf(b, "\n%s\n", cutMiddle(title, TableWidth))
 }
 
 // legend explains the columns of the table above it.
@@ -725,8 +908,21 @@ func meanCells(m *Metrics) []string {
 	if m.Finished == 0 {
 		return []string{"-", "-", "-"}
 	}
-	return []string{fmt.Sprintf("%.1f", m.Turns.Mean), formatTokens(m.PromptTokens.Mean), formatTokens(m.CompletionTokens.Mean)}
+	return []string{fmt.Sprintf("%.1f", m.Turns.Mean), m.promptKind().FormatFloat(m.PromptTokens.Mean, formatTokens),
+		formatTokens(m.CompletionTokens.Mean)}
 }
+
+// promptKind says what the prompt tokens are: at least what they say
+// when a turn was cut (Ollama counts what it kept).
+func (m *Metrics) promptKind() bound.Kind {
+	if m.PromptTokensAtLeast {
+		return bound.AtLeast
+	}
+	return bound.Exact
+}
+
+// signedInt writes n with its sign: "+3", "-2", "0".
+func signedInt(n int) string { return fmt.Sprintf("%+d", n) }
 
 func wallCell(d Dist, ms float64) string {
 	if d.N == 0 {
@@ -757,13 +953,20 @@ func ciCell(ci []float64) string {
 	return fmt.Sprintf("%.0f–%.0f%%", 100*ci[0], 100*ci[1])
 }
 
-// points formats a difference of proportions in percentage points.
-func points(v float64) string {
-	s := strconv.FormatFloat(100*v, 'f', 1, 64)
-	if s == "-0.0" {
-		s = "0.0"
+// points formats a difference of proportions in percentage points, to
+// one decimal, signed.
+func points(v float64) string { return signedPoints(v, 1) }
+
+// wholePoints formats a difference of proportions in whole percentage
+// points, signed: the ends of an interval.
+func wholePoints(v float64) string { return signedPoints(v, 0) }
+
+func signedPoints(v float64, prec int) string {
+	s := strconv.FormatFloat(100*v, 'f', prec, 64)
+	if strings.Trim(s, "-0.") == "" {
+		return strings.TrimPrefix(s, "-")
 	}
-	if v > 0 && s != "0.0" {
+	if v > 0 {
 		s = "+" + s
 	}
 	return s
@@ -780,11 +983,15 @@ func pValue(p float64) string {
 // indenting continuation lines by two.
 func wrap(text string, width int) string {
 	if utf8.RuneCountInString(text) <= width {
-		return text
+		return strings.ReplaceAll(text, nbsp, " ")
 	}
 	var out strings.Builder
 	line := 0
-	for i, w := range strings.Fields(text) {
+	words := strings.FieldsFunc(text, func(r rune) bool { return r == ' ' || r == '\n' || r == '\t' })
+	for i, w := range words {
+		if utf8.RuneCountInString(w) > width-2 {
+			w = cutMiddle(w, width-2) // a word that no line holds
+		}
 		n := utf8.RuneCountInString(w)
 		switch {
 		case i == 0:
@@ -798,7 +1005,7 @@ func wrap(text string, width int) string {
 		out.WriteString(w)
 		line += n
 	}
-	return out.String()
+	return strings.ReplaceAll(out.String(), nbsp, " ")
 }
 
 var mdReplacer = strings.NewReplacer(`\`, `\\`, `|`, `\|`, `*`, `\*`, `_`, `\_`, "`", "\\`", "<", "&lt;", ">", "&gt;")
@@ -814,6 +1021,7 @@ type grid struct {
 	// flex lists the name columns that are cut, in this order, when the
 	// table is wider than TableWidth.
 	flex []int
+	// A row of one cell is a heading (see heading).
 }
 
 const (
@@ -828,6 +1036,9 @@ func (g *grid) write(b *bytes.Buffer, md bool) {
 	}
 	widths := make([]int, len(g.head))
 	for _, row := range append([][]string{g.head}, g.rows...) {
+		if g.heading(row) {
+			continue
+		}
 		for c, cell := range row {
 			widths[c] = max(widths[c], utf8.RuneCountInString(cell))
 		}
@@ -852,6 +1063,10 @@ func (g *grid) write(b *bytes.Buffer, md bool) {
 		total--
 	}
 	for _, row := range append([][]string{g.head}, g.rows...) {
+		if g.heading(row) {
+			b.WriteString(cutMiddle(row[0], TableWidth) + "\n")
+			continue
+		}
 		var line strings.Builder
 		for c, cell := range row {
 			if c > 0 {
@@ -870,6 +1085,10 @@ func (g *grid) write(b *bytes.Buffer, md bool) {
 		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
 	}
 }
+
+// heading reports whether a row is a heading over the rows below it (one
+// cell, written across the columns), not a row of cells.
+func (g *grid) heading(row []string) bool { return len(row) == 1 && len(g.head) > 1 }
 
 // cutMiddle shortens s to n runes by cutting out its middle, marked with
 // an ellipsis: names that differ only at the end stay apart.

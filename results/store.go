@@ -118,6 +118,9 @@ type Store struct {
 	// goroutines queue in Go rather than spin on SQLite's busy handler;
 	// other processes are kept out by SQLite's lock.
 	writeSem chan struct{}
+	// tempDir holds the migrated copy an older file is read through
+	// (OpenReadOnly); Close removes it.
+	tempDir string
 }
 
 // Open opens the bench database at path, creating and initialising it if
@@ -126,7 +129,7 @@ type Store struct {
 // ErrNotBenchDatabase, and left untouched.
 func Open(ctx context.Context, path string) (*Store, error) {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return nil, fmt.Errorf("open %s: is a directory, expected a database file", path)
+		return nil, &notBenchError{path: path, reason: "a directory, expected a database file"}
 	} else if _, err := os.Stat(filepath.Dir(path)); err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
@@ -142,11 +145,16 @@ func Open(ctx context.Context, path string) (*Store, error) {
 }
 
 // OpenReadOnly opens an existing bench database for reading only (reports,
-// exports). It neither creates nor migrates: the file must exist and be at
-// SchemaVersion. Write methods of a read-only Store fail.
+// exports). It never writes the file: one at an older schema version is
+// copied (VACUUM INTO, which reads only) to a temporary file that is
+// migrated and read instead, and removed by Close; one from a newer bench
+// is refused with an error matching ErrNewerSchema. Write methods of a
+// read-only Store fail.
 func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
-	if _, err := os.Stat(path); err != nil {
+	if fi, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
+	} else if fi.IsDir() {
+		return nil, &notBenchError{path: path, reason: "a directory, expected a database file"}
 	}
 	s, err := openDB(path, true)
 	if err != nil {
@@ -159,15 +167,68 @@ func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
 			err = &notBenchError{path: path, reason: why}
 		case st.fresh():
 			err = &notBenchError{path: path, reason: "empty file"}
-		case st.version != SchemaVersion:
-			err = fmt.Errorf("open %s read-only: schema version %d, this bench reads version %d (open it for writing once to migrate)", path, st.version, SchemaVersion)
+		case st.version > SchemaVersion:
+			err = &newerSchemaError{path: path, version: st.version}
+		case st.version < SchemaVersion:
+			var old *Store
+			old, s = s, nil
+			s, err = old.migratedCopy(ctx, st.version)
+			old.db.Close()
 		}
 	}
 	if err != nil {
-		s.db.Close()
+		if s != nil {
+			s.db.Close()
+		}
 		return nil, err
 	}
 	return s, nil
+}
+
+// ErrNewerSchema is matched (errors.Is) by the error for a database
+// written by a newer bench, at a schema version this one does not know.
+// Such a file is never modified.
+var ErrNewerSchema = errors.New("schema newer than this bench")
+
+type newerSchemaError struct {
+	path    string
+	version int
+}
+
+func (e *newerSchemaError) Error() string {
+	return fmt.Sprintf("open %s: schema version %d is newer than this bench supports (%d): use a newer bench", e.path, e.version, SchemaVersion)
+}
+
+func (e *newerSchemaError) Unwrap() error { return ErrNewerSchema }
+
+// migratedCopy copies the database, at schema version from, to a fresh
+// temporary file (VACUUM INTO reads the source only), migrates the copy to
+// SchemaVersion with the same migrations Open applies, and returns a
+// read-only Store on it. Messages still name the original file; Close
+// removes the copy.
+func (s *Store) migratedCopy(ctx context.Context, from int) (*Store, error) {
+	dir, err := os.MkdirTemp("", "bench-read-")
+	if err != nil {
+		return nil, fmt.Errorf("open %s (schema version %d): temporary copy: %w", s.path, from, err)
+	}
+	copyPath := filepath.Join(dir, "copy.db")
+	fail := func(what string, err error) (*Store, error) {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("open %s (schema version %d, read through a migrated copy): %s: %w", s.path, from, what, err)
+	}
+	if _, err := s.db.ExecContext(ctx, `VACUUM INTO ?`, copyPath); err != nil {
+		return fail("copy", err)
+	}
+	c, err := openDB(copyPath, false)
+	if err != nil {
+		return fail("open the copy", err)
+	}
+	if err := c.migrate(ctx); err != nil {
+		c.db.Close()
+		return fail("migrate the copy", err)
+	}
+	c.path, c.readOnly, c.tempDir = s.path, true, dir
+	return c, nil
 }
 
 // openDB prepares the connection pool; nothing touches the file until the
@@ -209,7 +270,7 @@ func (s *Store) init(ctx context.Context) error {
 		return &notBenchError{path: s.path, reason: why}
 	}
 	if st.version > SchemaVersion {
-		return fmt.Errorf("open %s: schema version %d is newer than this bench supports (%d): use a newer bench", s.path, st.version, SchemaVersion)
+		return &newerSchemaError{path: s.path, version: st.version}
 	}
 	if err := s.setWAL(ctx); err != nil {
 		return err
@@ -272,9 +333,14 @@ func isBusy(err error) bool {
 	return code == sqliteBusy || code == sqliteLocked
 }
 
-// Close closes the database.
+// Close closes the database (and removes the migrated copy an older file
+// was read through).
 func (s *Store) Close() error {
-	if err := s.db.Close(); err != nil {
+	err := s.db.Close()
+	if s.tempDir != "" {
+		os.RemoveAll(s.tempDir)
+	}
+	if err != nil {
 		return fmt.Errorf("close %s: %w", s.path, err)
 	}
 	return nil

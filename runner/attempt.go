@@ -114,6 +114,7 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 		WallTime:  wall,
 
 		RequestTimeout: plan.RequestTimeout,
+		ContextLength:  r.modelCtx,
 	})
 	// Servers go down, and every process of the attempt is ended, before
 	// anything is scored: nothing of the agent's world keeps running, or
@@ -126,8 +127,7 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 		return a, nil
 	}
 	if n := tr.TruncatedTurns(); n > 0 {
-		numCtx, _ := agent.NumCtx(opts) // the loop read it: it is valid
-		r.logf("warning: attempt %s/%s#%d: %d of %d turns outgrew num_ctx %d (Ollama cut the prompt silently); raise --num-ctx", j.Arm.Name, j.Task.ID, j.Index, n, len(tr.Turns), numCtx)
+		r.logf("warning: attempt %s/%s#%d: %d of %d turns outgrew the context (%s; Ollama cut the prompt silently)", j.Arm.Name, j.Task.ID, j.Index, n, len(tr.Turns), r.contextText(plan))
 	}
 	a.Trajectory = tr
 	a.FinishedAt = time.Now().UTC()

@@ -38,8 +38,12 @@ type Runner struct {
 	AllowMixedModels bool
 	// Store receives every finished attempt.
 	Store *results.Store
-	// Progress, when set, receives a live progress bar.
+	// Progress, when set, receives a live progress bar (for a terminal).
 	Progress io.Writer
+	// Lines, when set, receives one line per finished attempt: task, arm,
+	// index, reward, turns and time (for a log, or output that is not a
+	// terminal).
+	Lines io.Writer
 	// Log receives warnings and notices (nil discards them).
 	Log io.Writer
 	// TempDir is where attempt folders are made ("" for the system's).
@@ -58,6 +62,9 @@ type Runner struct {
 	// hidden tests (required; its Off mode isolates nothing).
 	Sandbox *sandbox.Sandbox
 
+	// StartTimeout bounds an MCP server's start: starting, negotiating and
+	// listing its tools (0: mcp.DefaultStartTimeout).
+	StartTimeout time.Duration
 	// EnvDir is where the tasks' prepared environments are kept
 	// ("" for environment.DefaultDir()).
 	EnvDir string
@@ -65,6 +72,9 @@ type Runner struct {
 	approvers map[string]agent.Approver
 	pool      *endpoint.Pool
 	envs      map[string]*environment.Env // by task folder
+	// modelCtx is the model's own context length (0: unknown), read at
+	// the start of a run.
+	modelCtx int
 }
 
 // Outcome is what a run did.
@@ -143,6 +153,21 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrPreflight, err)
 	}
+	// One process runs a run at a time; the lock also tells `bench runs`
+	// that the run is alive (a killed bench's run shows as stale).
+	lock, err := r.Store.LockRun(runID)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Release()
+	// Before the first attempt, and before anything is stored: the model's
+	// own context length (a num_ctx above it is lowered silently), each arm's
+	// tools (its servers started once), what they cost in prompt tokens
+	// (which also checks the model server, the model and its tool
+	// support), and each task's own servers with no name colliding.
+	if r.modelCtx, err = r.modelContext(ctx, plan); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrPreflight, err)
+	}
 	armSets := map[string][]overhead.ToolSet{}
 	for _, arm := range plan.Arms {
 		sets, err := r.ToolSets(ctx, arm, arm.Servers, plan.Suite.Tasks[0])
@@ -151,7 +176,15 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 		}
 		armSets[arm.Name] = sets
 	}
-	reps, err := r.measureOverhead(ctx, plan, armSets)
+	// A run continued keeps the measurement of its start: the plan is the
+	// same (compatible), and measuring again would only be thrown away.
+	measure := plan
+	if run != nil {
+		if measure, err = r.unmeasured(ctx, run, plan); err != nil {
+			return nil, err
+		}
+	}
+	reps, err := r.measureOverhead(ctx, measure, armSets)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrPreflight, err)
 	}
@@ -188,7 +221,7 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 		todo = append(todo, j)
 	}
 
-	bar := newProgress(r.Progress, len(todo)+out.Skipped, out.Skipped)
+	bar := newProgress(r.Progress, r.Lines, len(todo)+out.Skipped, out.Skipped)
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(plan.Concurrency)

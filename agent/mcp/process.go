@@ -168,11 +168,39 @@ func (b *capBuffer) lastLines(n int, maxBytes int) string {
 			s = s[1:]
 		}
 	}
-	lines := strings.Split(s, "\n")
+	lines := collapseDrops(strings.Split(s, "\n"))
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// dropNote starts the harness's note of a dropped stdout line.
+const dropNote = "[bench] dropped a stdout line"
+
+// collapseDrops turns a run of notes of dropped stdout lines into one
+// note with their count and the last of them: a server printing garbage
+// would otherwise fill an error message with the same line.
+func collapseDrops(lines []string) []string {
+	var out []string
+	for i := 0; i < len(lines); {
+		j := i
+		for j < len(lines) && strings.HasPrefix(lines[j], dropNote) {
+			j++
+		}
+		switch n := j - i; {
+		case n == 0:
+			out = append(out, lines[i])
+			j = i + 1
+		case n == 1:
+			out = append(out, lines[i])
+		default:
+			out = append(out, fmt.Sprintf("[bench] dropped %d stdout lines that are not JSON-RPC messages; the last: %s",
+				n, strings.TrimPrefix(lines[j-1], "[bench] dropped ")))
+		}
+		i = j
+	}
+	return out
 }
 
 // stdoutFilter sits between a stdio server's stdout and the SDK. It passes

@@ -284,3 +284,43 @@ func TestFaultDiskFull(t *testing.T) {
 	}
 	checkComplete(t, moved, "full", 60)
 }
+
+// A run whose bench was killed showed as running forever: bench runs tells
+// it from a run in progress by the lock its bench holds, and a second
+// bench cannot run a run already being run.
+func TestFaultKilledRunShowsStale(t *testing.T) {
+	srv := ollamatest.New(solveRecipeScript(t, 300*time.Millisecond))
+	defer srv.Close()
+	db := filepath.Join(t.TempDir(), "bench.db")
+	p := startBench(t, runArgs(srv, db, "watched", 8)...)
+	waitStored(t, db, 1, p)
+	status := func() string {
+		code, out, stderr := bench(t, "runs", "--db", db)
+		if code != 0 {
+			t.Fatalf("runs: exit %d: %s", code, stderr)
+		}
+		for _, l := range strings.Split(out, "\n") {
+			if f := strings.Fields(l); len(f) > 3 && f[0] == "watched" {
+				return f[3]
+			}
+		}
+		t.Fatalf("runs lists no run watched:\n%s", out)
+		return ""
+	}
+	if s := status(); s != "running" {
+		t.Errorf("status while its bench runs it: %q, want running", s)
+	}
+	second := startBench(t, runArgs(srv, db, "watched", 8)...)
+	if code := second.wait(t); code == 0 || !strings.Contains(second.stderr.String(), "is being run by pid") {
+		t.Errorf("a second bench on the same run: exit %d, stderr %s", code, second.stderr.String())
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	p.wait(t)
+	if s := status(); s != "stale" {
+		t.Errorf("status after its bench was killed: %q, want stale", s)
+	}
+	code, out, _ := bench(t, "runs", "--db", db)
+	if code != 0 || !strings.Contains(out, "bench run --resume watched") {
+		t.Errorf("runs does not say how to continue the stale run:\n%s", out)
+	}
+}

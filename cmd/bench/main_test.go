@@ -45,7 +45,7 @@ func TestBadInputIsOneLineAndStatus2(t *testing.T) {
 		{"bad task file", []string{"run", "--model", "m", "--db", db, "--task", badTask}, "tests.timeout"},
 		{"resume with model", []string{"run", "--resume", "r1", "--model", "m", "--db", db}, "conflict"},
 		{"resume with limits", []string{"run", "--resume", "r1", "--max-turns", "3", "--db", db}, "conflict"},
-		{"bad max-tries", []string{"run", "--model", "m", "--db", db, "--task", recipeTask, "--max-tries", "-1"}, "max_tries"},
+		{"bad max-tries", []string{"run", "--model", "m", "--db", db, "--task", recipeTask, "--max-tries", "-1"}, "--max-tries"},
 		{"unknown flag", []string{"run", "--modle", "m"}, "modle"},
 		{"bad attempts", []string{"run", "--model", "m", "--db", db, "--attempts", "0", "--task", recipeTask}, "--attempts"},
 		{"bad advantage", []string{"run", "--model", "m", "--db", db, "--advantage", "ppo", "--task", recipeTask}, "--advantage"},
@@ -110,6 +110,9 @@ func TestRunStopsWhenModelIsMissing(t *testing.T) {
 	code, _, stderr := bench(t, "run", "--host", srv.URL, "--model", "qwen3:8b", "--task", recipeTask, "--db", db)
 	if code != 1 {
 		t.Errorf("exit %d, want 1", code)
+	}
+	if strings.Contains(stderr, "results in") {
+		t.Errorf("stderr %q says where results are, but nothing was stored", stderr)
 	}
 	if !strings.Contains(stderr, "ollama pull qwen3:8b") || !strings.Contains(stderr, "No attempt was run") {
 		t.Errorf("stderr %q should say to pull the model and that nothing ran", stderr)

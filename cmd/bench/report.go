@@ -53,6 +53,10 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	} else {
 		run, err = store.LatestRun(ctx)
 	}
+	var noRun *results.NoRunError
+	if errors.As(err, &noRun) {
+		return usagef("report: no run %s in %s ('bench runs --db %s' lists them)", noRun.ID, *db, *db)
+	}
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/benchhq/bench/agent/mcp"
 	"github.com/benchhq/bench/environment"
 	"github.com/benchhq/bench/evaluator"
 	"github.com/benchhq/bench/sandbox"
@@ -22,8 +23,9 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	jobs := fs.Int("j", 2, "tasks checked at once")
 	verbose := fs.Bool("v", false, "show the test output of invalid tasks")
 	mode := fs.String("sandbox", sandbox.Required, "run the hidden tests in the bubblewrap sandbox, as bench run does: required, or off (on the host, unisolated)")
-	envDir := fs.String("cache", environment.DefaultDir(), "where the tasks' prepared environments are kept (see bench cache)")
+	envDir := fs.String("cache", "", "`folder` where the tasks' prepared environments are kept (default $BENCH_CACHE/envs or ~/.cache/bench/envs; see bench cache)")
 	record := fs.Bool("record", false, "write each valid task's record of its tests again ("+tasks.RecordFile+"), after its tests changed")
+	startTimeout := fs.Duration("server-start-timeout", mcp.DefaultStartTimeout, startTimeoutHelp)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -88,6 +90,7 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := g.Wait(); err != nil {
 		return err
 	}
+	addServerProblems(ctx, vals, *startTimeout, stderr)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TASK\tENV\tSOLUTION\tUNTOUCHED\tTESTS\tVERDICT")
 	bad := 0

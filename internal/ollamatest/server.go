@@ -3,7 +3,10 @@
 // token counts, HTTP errors, slow answers) and records what it received.
 // It behaves like a real Ollama server (v0.17.4) where the harness cares:
 // 404 for a model that is not pulled, 400 for tools sent to a model without
-// tool support, and silent truncation at num_ctx.
+// tool support, silent truncation at num_ctx, and a num_ctx above the
+// model's own context length (DefaultContextLength, or WithContextLength)
+// lowered to it without a word to the client; /api/show gives that length
+// in model_info, as llama.context_length.
 //
 // It lives under internal/ so that it can serve the tests of several
 // packages while never being linked into the bench command.
@@ -92,6 +95,8 @@ type Server struct {
 	// slots, when set, bounds the chats answered at once, as
 	// OLLAMA_NUM_PARALLEL does: the others wait their turn.
 	slots chan struct{}
+	// contextLength is every model's own context length.
+	contextLength int
 
 	mux *http.ServeMux
 
@@ -121,9 +126,20 @@ func WithoutTools(names ...string) Option {
 	}
 }
 
+// DefaultContextLength is the models' own context length unless
+// WithContextLength says otherwise (qwen3:0.6b's).
+const DefaultContextLength = 40960
+
+// WithContextLength gives every model this context length: /api/show
+// reports it, and a request whose num_ctx is above it is cut at it, as
+// Ollama does, silently.
+func WithContextLength(n int) Option {
+	return func(s *Server) { s.contextLength = n }
+}
+
 // New starts a fake server playing script. Close it when done.
 func New(script Script, opts ...Option) *Server {
-	s := &Server{script: script, models: map[string]bool{}, noTools: map[string]bool{}, digests: map[string]string{}}
+	s := &Server{script: script, models: map[string]bool{}, noTools: map[string]bool{}, digests: map[string]string{}, contextLength: DefaultContextLength}
 	for _, o := range opts {
 		o(s)
 	}
@@ -245,8 +261,8 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	if prompt == 0 {
 		prompt = CountWords(&req)
 	}
-	if n := numCtx(req.Options); n > 0 && prompt > n {
-		prompt = n // Ollama truncates silently and reports num_ctx
+	if n := s.context(req.Options); n > 0 && prompt > n {
+		prompt = n // Ollama truncates silently and reports the context it used
 	}
 	completion := rep.CompletionTokens
 	if completion == 0 {
@@ -291,6 +307,48 @@ func ToolWords(t api.Tool) int {
 		return r
 	}, string(b))
 	return len(strings.Fields(s))
+}
+
+// show answers /api/show: the model's architecture, its context length
+// and its capabilities, or 404 for a model that is not pulled.
+func (s *Server) show(w http.ResponseWriter, r *http.Request) {
+	var req api.ShowRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	name := req.Model
+	if name == "" {
+		name = req.Name
+	}
+	if len(s.models) > 0 && !s.models[name] {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("model '%s' not found", name))
+		return
+	}
+	caps := []string{"completion", "tools"}
+	if s.noTools[name] {
+		caps = caps[:1]
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"details":      map[string]any{"family": "llama", "format": "gguf"},
+		"capabilities": caps,
+		"model_info": map[string]any{
+			"general.architecture":   "llama",
+			"llama.context_length":   s.contextLength,
+			"llama.embedding_length": 1024,
+		},
+	})
+}
+
+// context is the context a request gets: its num_ctx, lowered to the
+// model's context length when above it (0 when num_ctx is not sent).
+func (s *Server) context(opts map[string]any) int {
+	n := numCtx(opts)
+	if n > 0 && s.contextLength > 0 && n > s.contextLength {
+		return s.contextLength // Ollama logs a warning; the client hears nothing
+	}
+	return n
 }
 
 func numCtx(opts map[string]any) int {
