@@ -135,7 +135,15 @@ func Run(ctx context.Context, cfg Config) *Trajectory {
 		t0 := time.Now()
 		resp, err := chat(ctx, cfg, req)
 		if err != nil {
-			if stop, msg := interrupted(ctx); stop != "" {
+			if wallTimeUp(ctx) {
+				// The model had not answered when the attempt's time ran
+				// out: a server that is slow or stuck, not the agent's
+				// doing. Only the agent's own turns and tools may spend
+				// its wall time against it.
+				tr.Stop = StopInfraError
+				tr.Err = fmt.Sprintf("the model server had not answered when the attempt's wall time of %s ran out (the request had waited %s)",
+					cfg.WallTime, time.Since(t0).Round(time.Millisecond))
+			} else if stop, msg := interrupted(ctx); stop != "" {
 				tr.Stop, tr.Err = stop, msg
 			} else if errors.Is(err, ErrContextExceeded) {
 				// The conversation outgrew the context of a server that

@@ -165,6 +165,23 @@ func TestModelErrorIsInfraError(t *testing.T) {
 	}
 }
 
+// TestModelSilentPastTheWallTime: a model that never answers is the
+// server's failure, not the agent's, whatever the wall time: the attempt
+// is an infrastructure failure (retried), never a wall_time stop scored 0.
+func TestModelSilentPastTheWallTime(t *testing.T) {
+	srv := ollamatest.New(ollamatest.Turns(ollamatest.Reply{Content: "late", Delay: time.Minute}))
+	defer srv.Close()
+	model, err := agent.NewOllama(srv.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := agent.Run(context.Background(), agent.Config{Model: model, ModelName: "fake", Instruction: "x",
+		WallTime: 300 * time.Millisecond, RequestTimeout: 10 * time.Minute})
+	if tr.Stop != agent.StopInfraError || !strings.Contains(tr.Err, "had not answered") || len(tr.Turns) != 0 {
+		t.Errorf("stop %s (%q), %d turns; want an infrastructure failure saying the model had not answered", tr.Stop, tr.Err, len(tr.Turns))
+	}
+}
+
 func TestReplyCutByNumPredict(t *testing.T) {
 	tr := runLoop(t, ollamatest.Turns(ollamatest.Reply{Content: "Let me call the", DoneReason: "length"}))
 	if tr.Stop != agent.StopReplyCut {

@@ -285,9 +285,9 @@ func lockFile(ctx context.Context, path string) (func(), error) {
 		return nil, err
 	}
 	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		err := lockNow(f)
 		if err == nil {
-			return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil //nolint:errcheck // closing unlocks too
+			return func() { unlock(f); f.Close() }, nil
 		}
 		if !errors.Is(err, syscall.EWOULDBLOCK) {
 			f.Close()
@@ -301,6 +301,12 @@ func lockFile(ctx context.Context, path string) (func(), error) {
 		}
 	}
 }
+
+// lockNow takes an exclusive lock on f, or fails at once.
+func lockNow(f *os.File) error { return syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) }
+
+// unlock releases the lock of lockNow (closing f does too).
+func unlock(f *os.File) { syscall.Flock(int(f.Fd()), syscall.LOCK_UN) } //nolint:errcheck // closing unlocks too
 
 // freeze makes a layer the read-only master of its views: when bench is
 // root, its files become root's, and no file can be written by anyone.

@@ -115,7 +115,12 @@ func (c *Cache) step(ctx context.Context, name, command string, spec sandbox.Spe
 // warmScoring runs the hidden tests on the reference solution with the
 // scoring layer as HOME: once to warm it, once to time them warm.
 func (c *Cache) warmScoring(ctx context.Context, t *tasks.Task, tmp, scoring string, meta *Meta) error {
-	change, ok, err := Solution(ctx, t, tmp)
+	solved, err := os.MkdirTemp(tmp, "solution-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(solved) // never kept with the environment
+	change, ok, err := Solution(ctx, t, solved)
 	if err != nil || !ok {
 		return err
 	}

@@ -44,6 +44,13 @@ type ExportLine struct {
 	Tools json.RawMessage `json:"tools"`
 	// Reward is 1 if the hidden tests passed, 0 if not.
 	Reward float64 `json:"reward"`
+	// TestsPassed is the fraction of the task's recorded tests that passed
+	// (a denser signal than the 0/1 reward); null when the task's tests
+	// give no per-test report.
+	TestsPassed *float64 `json:"tests_passed"`
+	// RewardBasis says what the reward rests on: "tests" (exit status and
+	// every recorded test passing) or "exit_status" (the exit status alone).
+	RewardBasis string `json:"reward_basis"`
 	// Advantage is the group-relative advantage, computed by AdvantageMethod.
 	Advantage       float64 `json:"advantage"`
 	AdvantageMethod string  `json:"advantage_method"`
@@ -133,7 +140,10 @@ type ExportStats struct {
 // exportAttempt is an attempt's row, without its conversation.
 type exportAttempt struct {
 	attemptRow
-	Seed int64 `db:"seed"`
+	Seed        int64          `db:"seed"`
+	Basis       sql.NullString `db:"basis"`
+	TestsTotal  sql.NullInt64  `db:"tests_total"`
+	TestsPassed sql.NullInt64  `db:"tests_passed"`
 }
 
 // Export writes the finished attempts that opts selects to w, one JSON
@@ -235,10 +245,12 @@ func (s *Store) exportRun(ctx context.Context, enc *json.Encoder, run *Run, opts
 	var rows []exportAttempt
 	if err := s.db.SelectContext(ctx, &rows, `SELECT a.id, a.arm, a.task_id, a.idx, a.seed, a.status,
 			a.stop_reason, a.reward, a.advantage, a.advantage_method, a.turns, a.tool_calls,
-			a.prompt_tokens, a.completion_tokens, a.wall_ms
+			a.prompt_tokens, a.completion_tokens, a.wall_ms,
+			tr.basis, tr.tests_total, tr.tests_passed
 		FROM attempts a
 		JOIN arms ar ON ar.run_id = a.run_id AND ar.name = a.arm
 		JOIN tasks t ON t.run_id = a.run_id AND t.id = a.task_id
+		LEFT JOIN test_results tr ON tr.attempt_id = a.id
 		WHERE a.run_id = ?
 		ORDER BY ar.idx, t.idx, a.idx`, run.ID); err != nil {
 		return fmt.Errorf("read attempts: %w", err)
@@ -298,7 +310,11 @@ func (s *Store) exportRun(ctx context.Context, enc *json.Encoder, run *Run, opts
 				Model: run.Model, Options: options, Seed: row.Seed,
 				Reward: float64(*a.Reward), AdvantageMethod: a.AdvantageMethod,
 				Turns: row.Turns, ToolCalls: row.ToolCalls, PromptTokens: row.Prompt, CompletionTokens: row.Completion,
-				StopReason: row.StopReason, WallMS: row.WallMS,
+				StopReason: row.StopReason, WallMS: row.WallMS, RewardBasis: row.Basis.String,
+			}
+			if row.TestsTotal.Valid && row.TestsTotal.Int64 > 0 {
+				f := float64(row.TestsPassed.Int64) / float64(row.TestsTotal.Int64)
+				line.TestsPassed = &f
 			}
 			if a.Advantage != nil {
 				line.Advantage = *a.Advantage

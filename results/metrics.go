@@ -34,6 +34,9 @@ type AttemptMetrics struct {
 	CompletionTokens int
 	// Wall is the agent loop's wall time.
 	Wall time.Duration
+	// Times is where the attempt's time went (zero for attempts stored
+	// before bench kept it).
+	Times Times
 	// Denials counts the attempt's tool calls the policy denied
 	// (tool_calls.decision = 'deny').
 	Denials int
@@ -64,6 +67,10 @@ type attemptRow struct {
 	Prompt     int             `db:"prompt_tokens"`
 	Completion int             `db:"completion_tokens"`
 	WallMS     float64         `db:"wall_ms"`
+	ModelMS    sql.NullFloat64 `db:"model_ms"`
+	ToolMS     sql.NullFloat64 `db:"tool_ms"`
+	TestMS     sql.NullFloat64 `db:"test_ms"`
+	HarnessMS  sql.NullFloat64 `db:"harness_ms"`
 }
 
 // AttemptMetrics returns every attempt of a run with the data its metrics
@@ -77,6 +84,7 @@ func (s *Store) AttemptMetrics(ctx context.Context, runID string) ([]AttemptMetr
 	err := s.db.SelectContext(ctx, &rows, `SELECT a.id, a.arm, a.task_id, a.idx, a.status, a.stop_reason,
 			a.reward, a.advantage, a.advantage_method, a.turns, a.tool_calls,
 			a.prompt_tokens, a.completion_tokens, a.wall_ms,
+			a.model_ms, a.tool_ms, a.test_ms, a.harness_ms,
 			(SELECT count(*) FROM tool_calls c WHERE c.attempt_id = a.id AND c.decision = 'deny') AS denials,
 			(SELECT count(*) FROM turns u WHERE u.attempt_id = a.id AND u.truncated = 1) AS truncated
 		FROM attempts a
@@ -110,6 +118,8 @@ func (r *attemptRow) metrics() (AttemptMetrics, error) {
 		Turns:           r.Turns, ToolCalls: r.ToolCalls,
 		PromptTokens: r.Prompt, CompletionTokens: r.Completion,
 		Wall: time.Duration(r.WallMS * float64(time.Millisecond)),
+		Times: Times{Model: msDuration(r.ModelMS), Tools: msDuration(r.ToolMS),
+			Tests: msDuration(r.TestMS), Harness: msDuration(r.HarnessMS)},
 	}
 	if r.Reward.Valid {
 		v := int(r.Reward.Int64)
@@ -122,6 +132,63 @@ func (r *attemptRow) metrics() (AttemptMetrics, error) {
 		m.Advantage = &v
 	}
 	return m, nil
+}
+
+// msDuration reads a milliseconds column (NULL: 0).
+func msDuration(v sql.NullFloat64) time.Duration {
+	return time.Duration(v.Float64 * float64(time.Millisecond))
+}
+
+// TimeSplit sums where attempts' time went, in milliseconds: the model's
+// turns, the tool calls, the hidden tests and the harness's own.
+type TimeSplit struct {
+	ModelMS   float64 `json:"model_ms"`
+	ToolMS    float64 `json:"tool_ms"`
+	TestMS    float64 `json:"test_ms"`
+	HarnessMS float64 `json:"harness_ms"`
+}
+
+func (t *TimeSplit) add(a Times) {
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	t.ModelMS += ms(a.Model)
+	t.ToolMS += ms(a.Tools)
+	t.TestMS += ms(a.Tests)
+	t.HarnessMS += ms(a.Harness)
+}
+
+// Dominant names the part that took the most time ("model", "tools",
+// "hidden tests" or "harness") and its share; "" when nothing was timed.
+func (t TimeSplit) Dominant() (string, float64) {
+	total := t.ModelMS + t.ToolMS + t.TestMS + t.HarnessMS
+	if total <= 0 {
+		return "", 0
+	}
+	parts := []struct {
+		name string
+		ms   float64
+	}{{"model", t.ModelMS}, {"tools", t.ToolMS}, {"hidden tests", t.TestMS}, {"harness", t.HarnessMS}}
+	best := parts[0]
+	for _, p := range parts[1:] {
+		if p.ms > best.ms {
+			best = p
+		}
+	}
+	return best.name, best.ms / total
+}
+
+// Line says where the time went, in one line: each part's share and time,
+// and which dominated; "" when nothing was timed.
+func (t TimeSplit) Line() string {
+	name, share := t.Dominant()
+	if name == "" {
+		return ""
+	}
+	total := t.ModelMS + t.ToolMS + t.TestMS + t.HarnessMS
+	part := func(label string, ms float64) string {
+		return fmt.Sprintf("%s %.0f%% (%s)", label, 100*ms/total, (time.Duration(ms) * time.Millisecond).Round(100*time.Millisecond))
+	}
+	return fmt.Sprintf("time: %s, %s, %s, %s: the %s dominated (%.0f%%)",
+		part("model", t.ModelMS), part("tools", t.ToolMS), part("hidden tests", t.TestMS), part("harness", t.HarnessMS), name, 100*share)
 }
 
 // Dist describes a sample of per-attempt values: its size, mean, extremes
@@ -184,6 +251,11 @@ type Metrics struct {
 	CompletionTokens Dist `json:"completion_tokens"`
 	ToolCalls        Dist `json:"tool_calls"`
 	WallMS           Dist `json:"wall_ms"`
+	// TestMS describes the finished attempts' hidden-test time (the
+	// scoring runs), in milliseconds.
+	TestMS Dist `json:"test_ms"`
+	// Time sums where every attempt's time went (finished or not).
+	Time TimeSplit `json:"time"`
 	// Denials counts the finished attempts' tool calls denied by the
 	// policy; DenialsPerAttempt is Denials / Finished (nil when nothing finished).
 	Denials           int      `json:"denials"`
@@ -259,10 +331,11 @@ func (g *group) zeroVariance() bool {
 // metricsOf computes the metrics of a set of groups, labelled arm and task.
 func metricsOf(arm, task string, groups []*group, ks []int) (Metrics, error) {
 	m := Metrics{Arm: arm, Task: task}
-	var turns, prompt, compl, calls, wall []float64
+	var turns, prompt, compl, calls, wall, tests []float64
 	for _, g := range groups {
 		for _, a := range g.attempts {
 			m.Attempts++
+			m.Time.add(a.Times)
 			switch {
 			case a.Status == StatusInfraError:
 				m.InfraErrors++
@@ -282,6 +355,7 @@ func metricsOf(arm, task string, groups []*group, ks []int) (Metrics, error) {
 			compl = append(compl, float64(a.CompletionTokens))
 			calls = append(calls, float64(a.ToolCalls))
 			wall = append(wall, float64(a.Wall)/float64(time.Millisecond))
+			tests = append(tests, float64(a.Times.Tests)/float64(time.Millisecond))
 			m.Denials += a.Denials
 			m.TruncatedTurns += a.TruncatedTurns
 		}
@@ -294,7 +368,7 @@ func metricsOf(arm, task string, groups []*group, ks []int) (Metrics, error) {
 	}
 	m.PromptTokensAtLeast = m.TruncatedTurns > 0
 	m.Turns, m.PromptTokens, m.CompletionTokens = evaluator.Summarize(turns), evaluator.Summarize(prompt), evaluator.Summarize(compl)
-	m.ToolCalls, m.WallMS = evaluator.Summarize(calls), evaluator.Summarize(wall)
+	m.ToolCalls, m.WallMS, m.TestMS = evaluator.Summarize(calls), evaluator.Summarize(wall), evaluator.Summarize(tests)
 	if m.Finished > 0 {
 		m.PassRate = ptr(float64(m.Passes) / float64(m.Finished))
 		lo, hi := evaluator.Wilson(m.Passes, m.Finished, evaluator.Z95)

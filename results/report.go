@@ -124,6 +124,14 @@ type RunHeader struct {
 	// ModelDigest is what the model servers said of the weights
 	// (runs.model_digest); absent when unknown.
 	ModelDigest string `json:"model_digest,omitempty"`
+	// Isolation is how the run's commands and hidden tests were isolated:
+	// "bubblewrap VERSION", "none" (--sandbox off: unisolated, its rewards
+	// are not to be trusted), or "" for a run stored before bench said.
+	Isolation string `json:"isolation"`
+	// ExitStatusOnly are the tasks whose tests give no per-test report:
+	// their rewards rest on the exit status alone, which code the tests
+	// import can forge.
+	ExitStatusOnly []string `json:"exit_status_only"`
 }
 
 // AdvantageInfo says which advantages the store holds for a run.
@@ -376,6 +384,7 @@ func runHeader(run *Run) RunHeader {
 		AttemptsPerTask: run.AttemptsPerTask, Suite: run.Suite, Status: run.Status,
 		CreatedAt: run.CreatedAt.UTC(), BenchVersion: run.BenchVersion,
 		Arms: []string{}, Tasks: []string{}, Shard: run.Shard, ModelDigest: run.ModelDigest,
+		Isolation: run.Isolation, ExitStatusOnly: []string{},
 	}
 	if h.Options == nil {
 		h.Options = map[string]any{}
@@ -389,6 +398,9 @@ func runHeader(run *Run) RunHeader {
 	}
 	for _, t := range run.Tasks {
 		h.Tasks = append(h.Tasks, t.ID)
+		if t.Report == "" {
+			h.ExitStatusOnly = append(h.ExitStatusOnly, t.ID)
+		}
 	}
 	return h
 }
@@ -569,7 +581,7 @@ func (r *Report) writeText(b *bytes.Buffer, md bool) {
 	if showHat {
 		head = append(head, fmt.Sprintf("P^%d", hatK))
 	}
-	head = append(head, "TURNS", "PROMPT", "COMPL", "WALL50", "WALL90", "INFRA")
+	head = append(head, "TURNS", "PROMPT", "COMPL", "WALL50", "TEST50", "INFRA")
 	t := &grid{head: head, left: 1, flex: []int{0}}
 	if md {
 		t.left, t.flex = 2, []int{1, 0}
@@ -595,7 +607,7 @@ func (r *Report) writeText(b *bytes.Buffer, md bool) {
 			row = append(row, atCell(&m, hatK, true, &partial))
 		}
 		row = append(row, meanCells(&m)...)
-		row = append(row, wallCell(m.WallMS, m.WallMS.P50), wallCell(m.WallMS, m.WallMS.P90), strconv.Itoa(m.InfraErrors))
+		row = append(row, wallCell(m.WallMS, m.WallMS.P50), wallCell(m.TestMS, m.TestMS.P50), strconv.Itoa(m.InfraErrors))
 		t.rows = append(t.rows, row)
 	}
 	section(b, md, "Per task")
@@ -604,8 +616,8 @@ func (r *Report) writeText(b *bytes.Buffer, md bool) {
 	if len(taskKs) > 0 || showHat {
 		text += "P@k: pass@k (unbiased estimate); P^k: pass^k (all k pass). "
 	}
-	text += "TURNS, PROMPT, COMPL (tokens over all turns): means per finished attempt. WALL50, WALL90: agent " +
-		"wall time percentiles. INFRA: infrastructure errors, never scored."
+	text += "TURNS, PROMPT, COMPL (tokens over all turns): means per finished attempt. WALL50: median wall time of " +
+		"the agent (its turns and tools); TEST50: median time of the hidden tests. INFRA: infrastructure errors, never scored."
 	if r.promptBounds() {
 		text += " ≥: a turn was cut at the context, so Ollama counted less than was sent."
 	}
@@ -735,6 +747,9 @@ func (r *Report) writeText(b *bytes.Buffer, md bool) {
 	lines := []string{"advantages: " + adv,
 		fmt.Sprintf("zero-variance groups: %d of %s (%s): they carry no training signal",
 			r.Total.ZeroVarianceGroups, plural(r.Total.Groups, "group"), pct(r.Total.ZeroVarianceShare))}
+	if l := r.Total.Time.Line(); l != "" {
+		lines = append(lines, l)
+	}
 	for _, l := range lines {
 		if md {
 			b.WriteString("- ")
@@ -848,6 +863,19 @@ func (r *Report) writeHeader(b *bytes.Buffer, md bool) {
 		"options " + optText,
 		fmt.Sprintf("arms (%d) %s  tasks %d", len(h.Arms), strings.Join(h.Arms, ", "), len(h.Tasks)),
 		when,
+	}
+	switch h.Isolation {
+	case "none":
+		lines = append(lines, "UNISOLATED: run with --sandbox off: the agent's commands and the hidden tests ran on the host; "+
+			"an agent could reach the hidden tests or forge its reward, so these rewards are not to be trusted")
+	case "":
+		lines = append(lines, "isolation not recorded (a run stored before bench 0.2): its rewards were scored in the agent's own workspace")
+	default:
+		lines = append(lines, "isolation "+h.Isolation)
+	}
+	if n := len(h.ExitStatusOnly); n > 0 {
+		lines = append(lines, fmt.Sprintf("rewards rest on the exit status alone for %s: %s (no per-test report)",
+			plural(n, "task"), strings.Join(h.ExitStatusOnly, ", ")))
 	}
 	if h.Shard != "" {
 		lines = append(lines, "shard "+h.Shard+" of the plan: its groups are partial and it has no advantages; "+

@@ -112,6 +112,9 @@ func newFixture(t testing.TB) (*results.Store, *results.Run, string) {
 					a.Trajectory.Stop, a.Trajectory.Err = agent.StopInfraError, "model server: connection refused"
 				} else {
 					a.Reward = &r
+					// Hidden tests of 1.2 s, plus 0.1 s per attempt index.
+					a.Test = &evaluator.TestResult{Command: "true", Passed: r == 1, ExitCode: 1 - r,
+						Basis: evaluator.BasisExitStatus, Duration: 1200*time.Millisecond + time.Duration(idx)*100*time.Millisecond}
 				}
 				if _, err := s.SaveAttempt(ctx, a); err != nil {
 					t.Fatal(err)

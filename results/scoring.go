@@ -38,10 +38,10 @@ func saveTestResult(ctx context.Context, tx *sqlx.Tx, id int64, tr *evaluator.Te
 		basis = evaluator.BasisExitStatus
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO test_results (attempt_id, command, exit_code, passed,
-		timed_out, output, duration_ms, basis, report_error, tests_total, tests_passed)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		timed_out, output, duration_ms, basis, report_error, tests_total, tests_passed, ref_duration_ms)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		id, tr.Command, tr.ExitCode, tr.Passed, tr.TimedOut, tr.Output, millis(tr.Duration),
-		basis, tr.ReportError, total, passed); err != nil {
+		basis, tr.ReportError, total, passed, refMS(tr)); err != nil {
 		return fmt.Errorf("insert test result: %w", err)
 	}
 	type row struct {
@@ -101,6 +101,15 @@ func saveTestResult(ctx context.Context, tx *sqlx.Tx, id int64, tr *evaluator.Te
 		}
 	}
 	return nil
+}
+
+// refMS is the reference solution's test time, for tests that timed out.
+func refMS(tr *evaluator.TestResult) *float64 {
+	if tr.RefDuration == 0 {
+		return nil
+	}
+	ms := millis(tr.RefDuration)
+	return &ms
 }
 
 func nonNil[T any](s []T) []T {

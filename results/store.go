@@ -726,13 +726,15 @@ func argumentsJSON(args string) string {
 
 // insert writes the attempt row and its children.
 func (r *attemptRows) insert(ctx context.Context, tx *sqlx.Tx, a *Attempt, tries int) (int64, error) {
+	times := a.Times()
 	res, err := tx.ExecContext(ctx, `INSERT INTO attempts (run_id, arm, task_id, idx, seed, status,
 		stop_reason, reward, turns, tool_calls, prompt_tokens, completion_tokens, wall_ms,
-		started_at, finished_at, tries, error, tools_json)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		started_at, finished_at, tries, error, tools_json, model_ms, tool_ms, test_ms, harness_ms)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		a.RunID, a.Key.Arm, a.Key.Task, a.Key.Index, a.Seed, string(a.Status),
 		r.stop, a.Reward, r.turns, r.calls, r.prompt, r.compl, r.wallMS,
-		formatTime(a.StartedAt), formatTime(a.FinishedAt), tries, r.errText, r.toolsJSON)
+		formatTime(a.StartedAt), formatTime(a.FinishedAt), tries, r.errText, r.toolsJSON,
+		millis(times.Model), millis(times.Tools), millis(times.Tests), millis(times.Harness))
 	if err != nil {
 		return 0, fmt.Errorf("insert attempt: %w", err)
 	}

@@ -112,15 +112,19 @@ func Example() {
 	// options num_ctx=8192 temperature=0.7
 	// arms (1) baseline  tasks 1
 	// created 2025-03-01 12:00 UTC
+	// isolation not recorded (a run stored before bench 0.2): its rewards were scored
+	//   in the agent's own workspace
+	// rewards rest on the exit status alone for 1 task: recipe-trailing-dot (no
+	//   per-test report)
 	//
 	// Per task
-	// TASK                   PASS  TURNS  PROMPT  COMPL  WALL50  WALL90  INFRA
+	// TASK                   PASS  TURNS  PROMPT  COMPL  WALL50  TEST50  INFRA
 	// arm baseline
-	//   recipe-trailing-dot   1/2    1.0     812     40    2.0s    2.0s      0
+	//   recipe-trailing-dot   1/2    1.0     812     40    2.0s    0.0s      0
 	// PASS: passed/finished attempts (a task's pass@1; pass@G and pass^G follow from
 	//   it). TURNS, PROMPT, COMPL (tokens over all turns): means per finished attempt.
-	//   WALL50, WALL90: agent wall time percentiles. INFRA: infrastructure errors,
-	//   never scored.
+	//   WALL50: median wall time of the agent (its turns and tools); TEST50: median
+	//   time of the hidden tests. INFRA: infrastructure errors, never scored.
 	//
 	// Per arm
 	// ARM       PASS  RATE  95% CI   P@2  P^2  0-VAR
@@ -139,4 +143,6 @@ func Example() {
 	//
 	// advantages: grpo, for all 2 finished attempts
 	// zero-variance groups: 0 of 1 group (0%): they carry no training signal
+	// time: model 0% (0s), tools 0% (0s), hidden tests 0% (0s), harness 100% (6s): the
+	//   harness dominated (100%)
 }

@@ -104,6 +104,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdReport(ctx, args[1:], stdout, stderr)
 	case "runs":
 		err = cmdRuns(ctx, args[1:], stdout, stderr)
+	case "cache":
+		err = cmdCache(ctx, args[1:], stdout, stderr)
 	case "export":
 		err = cmdExport(ctx, args[1:], stdout, stderr)
 	case "merge":
