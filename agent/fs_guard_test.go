@@ -28,7 +28,10 @@ func TestEditFileResultTooLarge(t *testing.T) {
 	fx := newFixture(t)
 	big := strings.Repeat("a", 1<<20)
 	nearLimit := strings.Repeat("b", maxEditBytes-10) + "\nEND\n"
-	writeFiles(t, fx.root, map[string]string{"big.txt": big, "near.txt": nearLimit, "small.txt": "one two\n"})
+	writeFiles(t, fx.root, map[string]string{"big.txt": big, "near.txt": nearLimit, "small.txt": "one two\n", "huge.txt": "a"})
+	if err := os.Truncate(filepath.Join(fx.root, "huge.txt"), 2<<30); err != nil { // sparse: no disk needed
+		t.Fatal(err)
+	}
 	reg := testRegistry(t, fx, BuiltinOptions{})
 	long := strings.Repeat("x", 200)
 	tests := []struct {
@@ -44,6 +47,9 @@ func TestEditFileResultTooLarge(t *testing.T) {
 		{toolCase{name: "new_string alone past the limit", wantErr: true,
 			args: map[string]any{"path": "small.txt", "old_string": "two", "new_string": strings.Repeat("y", maxEditBytes)},
 			want: []string{"small.txt", "at most 8388608"}}, "small.txt", "one two\n"},
+		{toolCase{name: "a file of 2 GiB is not read", wantErr: true,
+			args: map[string]any{"path": "huge.txt", "old_string": "a", "new_string": "b"},
+			want: []string{"huge.txt is too large to edit (2147483648 bytes, at most 8388608)"}}, "", ""},
 		{toolCase{name: "up to the limit is allowed",
 			args: map[string]any{"path": "near.txt", "old_string": "END", "new_string": "01234567"},
 			want: []string{"replaced 1 occurrence in near.txt"}}, "near.txt", strings.Repeat("b", maxEditBytes-10) + "\n01234567\n"},
@@ -53,6 +59,9 @@ func TestEditFileResultTooLarge(t *testing.T) {
 	}
 	for _, tt := range tests {
 		runToolCases(t, fx, reg, "edit_file", []toolCase{tt.toolCase})
+		if tt.file == "" {
+			continue
+		}
 		data, err := os.ReadFile(filepath.Join(fx.root, tt.file))
 		if err != nil || string(data) != tt.content {
 			t.Errorf("%s: %s holds %d bytes, %v; want %d", tt.name, tt.file, len(data), err, len(tt.content))
