@@ -184,6 +184,9 @@ type Metrics struct {
 	CompletionTokens Dist `json:"completion_tokens"`
 	ToolCalls        Dist `json:"tool_calls"`
 	WallMS           Dist `json:"wall_ms"`
+	// Advantage describes the stored advantages of the finished
+	// attempts; its N counts those that have one.
+	Advantage Dist `json:"advantage"`
 	// Denials counts the finished attempts' tool calls denied by the
 	// policy; DenialsPerAttempt is Denials / Finished (nil when nothing finished).
 	Denials           int      `json:"denials"`
@@ -254,7 +257,7 @@ func (g *group) zeroVariance() bool {
 // metricsOf computes the metrics of a set of groups, labelled arm and task.
 func metricsOf(arm, task string, groups []*group, ks []int) (Metrics, error) {
 	m := Metrics{Arm: arm, Task: task}
-	var turns, prompt, compl, calls, wall []float64
+	var turns, prompt, compl, calls, wall, adv []float64
 	for _, g := range groups {
 		for _, a := range g.attempts {
 			m.Attempts++
@@ -277,6 +280,9 @@ func metricsOf(arm, task string, groups []*group, ks []int) (Metrics, error) {
 			compl = append(compl, float64(a.CompletionTokens))
 			calls = append(calls, float64(a.ToolCalls))
 			wall = append(wall, float64(a.Wall)/float64(time.Millisecond))
+			if a.Advantage != nil {
+				adv = append(adv, *a.Advantage)
+			}
 			m.Denials += a.Denials
 			m.TruncatedTurns += a.TruncatedTurns
 		}
@@ -289,6 +295,7 @@ func metricsOf(arm, task string, groups []*group, ks []int) (Metrics, error) {
 	}
 	m.Turns, m.PromptTokens, m.CompletionTokens = evaluator.Summarize(turns), evaluator.Summarize(prompt), evaluator.Summarize(compl)
 	m.ToolCalls, m.WallMS = evaluator.Summarize(calls), evaluator.Summarize(wall)
+	m.Advantage = evaluator.Summarize(adv)
 	if m.Finished > 0 {
 		m.PassRate = ptr(float64(m.Passes) / float64(m.Finished))
 		lo, hi := evaluator.Wilson(m.Passes, m.Finished, evaluator.Z95)

@@ -69,9 +69,18 @@ type ArmToolTokens struct {
 	Truncated bool `json:"truncated"`
 	// Sets is the cost of each tool set alone: "builtin" and each MCP server.
 	Sets []SetTokens `json:"sets"`
+	// Tools is the cost of each tool alone, in the order offered.
+	Tools []ToolTokens `json:"tools"`
 	// PerAttempt is Tokens times the arm's mean turns per finished
 	// attempt: what the tools cost an attempt; nil without finished attempts.
 	PerAttempt *float64 `json:"per_attempt"`
+}
+
+// ToolTokens is the cost of one tool alone; Set is its tool set.
+type ToolTokens struct {
+	Name   string `json:"name"`
+	Set    string `json:"set"`
+	Tokens int    `json:"tokens"`
 }
 
 // SetTokens is the cost of one tool set alone.
@@ -179,24 +188,11 @@ type ReportOptions struct {
 
 // Report builds the report of a run from the store.
 func (s *Store) Report(ctx context.Context, runID string, opts ReportOptions) (*Report, error) {
-	run, err := s.GetRun(ctx, runID)
+	rr, err := s.ReportWithAttempts(ctx, runID, opts)
 	if err != nil {
-		return nil, fmt.Errorf("report: %w", err)
+		return nil, err
 	}
-	attempts, err := s.AttemptMetrics(ctx, run.ID)
-	if err != nil {
-		return nil, fmt.Errorf("report: %w", err)
-	}
-	rep, err := BuildReport(run, attempts, opts)
-	if err != nil {
-		return nil, fmt.Errorf("report of run %q: %w", run.ID, err)
-	}
-	ovs, err := s.overhead(ctx, run.ID)
-	if err != nil {
-		return nil, fmt.Errorf("report: overhead of run %q in %s: %w", run.ID, s.path, err)
-	}
-	rep.setToolTokens(ovs)
-	return rep, nil
+	return rr.Report, nil
 }
 
 // setToolTokens puts the arms' measured tool overhead in the report.
@@ -211,8 +207,11 @@ func (r *Report) setToolTokens(ovs []Overhead) {
 			t.Share = float64(o.Tokens) / float64(o.NumCtx)
 		}
 		for _, it := range o.Items {
-			if it.Kind == OverheadSet {
+			switch it.Kind {
+			case OverheadSet:
 				t.Sets = append(t.Sets, SetTokens{Name: it.Name, Tokens: it.Tokens})
+			case OverheadTool:
+				t.Tools = append(t.Tools, ToolTokens{Name: it.Name, Set: it.Set, Tokens: it.Tokens})
 			}
 		}
 		if d, ok := turns[o.Arm]; ok && d.N > 0 {

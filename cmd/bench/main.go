@@ -5,6 +5,7 @@
 //	bench run --model qwen3:0.6b            run the example suite, 4 attempts per task
 //	bench validate tasks/suites/examples    check tasks without a model
 //	bench report                            summary of the latest run
+//	bench view                              browse the results in a web browser
 //	bench mcp inspect -- CMD ARGS...        look at an MCP server before attaching it
 package main
 
@@ -60,6 +61,7 @@ Usage:
   bench runs                    the stored runs, newest first, with their progress
   bench report [RUN]            summary of a stored run (default: the latest)
   bench export [flags]          attempts as JSONL training data (messages + tools, rewards, advantages)
+  bench view [flags]            browse runs, arms and trajectories in a local web view
   bench overhead --model M      prompt tokens each tool and server adds to every request
   bench mcp inspect -- CMD...   connect to an MCP server and show what bench would offer
   bench mcp serve issues        the project's example MCP server (an issue tracker)
@@ -87,6 +89,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdRuns(ctx, args[1:], stdout, stderr)
 	case "export":
 		err = cmdExport(ctx, args[1:], stdout, stderr)
+	case "view":
+		err = cmdView(ctx, args[1:], stdout, stderr)
 	case "overhead":
 		err = cmdOverhead(ctx, args[1:], stdout, stderr)
 	case "mcp":
