@@ -139,9 +139,9 @@ type StoredAttempt struct {
 	// definitions as sent (a JSON array).
 	Messages []ExportMessage
 	Tools    json.RawMessage
-	// Turns and Calls are the model turns and tool calls, in order.
-	Turns []agent.Turn
-	Calls []agent.CallRecord
+	// ModelTurns and Calls are the model turns and tool calls, in order.
+	ModelTurns []agent.Turn
+	Calls      []agent.CallRecord
 	// Test is the hidden tests' result; nil if they did not run.
 	Test *evaluator.TestResult
 	// Servers are the MCP servers attached to the attempt.
@@ -224,7 +224,7 @@ func (s *Store) loadAttempt(ctx context.Context, id int64) (*StoredAttempt, erro
 	if a.Messages, a.Tools, err = s.conversation(ctx, id); err != nil {
 		return nil, err
 	}
-	if a.Turns, err = s.attemptTurns(ctx, id); err != nil {
+	if a.ModelTurns, err = s.attemptTurns(ctx, id); err != nil {
 		return nil, err
 	}
 	if a.Calls, err = s.attemptCalls(ctx, id); err != nil {

@@ -64,8 +64,44 @@ type askedCall struct {
 // callView is one tool call as the harness handled it.
 type callView struct {
 	agent.CallRecord
-	Args   folded
+	Args   []argView
 	Result folded
+}
+
+// argView is one argument of a call: a string as its text (a file's
+// content reads as a file), anything else as JSON.
+type argView struct {
+	Key  string
+	Text folded
+}
+
+// callArgs splits a call's JSON arguments into its arguments, in the
+// order the model sent them; arguments that are not an object are one
+// argument without a key.
+func callArgs(s string) []argView {
+	dec := json.NewDecoder(strings.NewReader(s))
+	whole := []argView{{Text: fold(prettyJSON(s))}}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return whole
+	}
+	var out []argView
+	for dec.More() {
+		tok, err := dec.Token()
+		key, ok := tok.(string)
+		if err != nil || !ok {
+			return whole
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return whole
+		}
+		var text string
+		if json.Unmarshal(v, &text) != nil {
+			text = prettyJSON(string(v))
+		}
+		out = append(out, argView{Key: key, Text: fold(text)})
+	}
+	return out
 }
 
 // toolDef is one tool offered to the model.
@@ -134,7 +170,7 @@ func (s *Server) attemptPage(w *page, r *http.Request, store *results.Store) err
 	}
 	b.extra(a.Extra)
 	var model, tools time.Duration
-	for _, t := range a.Turns {
+	for _, t := range a.ModelTurns {
 		model += t.Wall
 	}
 	for _, c := range a.Calls {
@@ -162,8 +198,8 @@ func (b *attemptBody) steps(a *results.StoredAttempt) {
 		st := step{Index: i, Role: m.Role, Name: m.Name, Content: fold(m.Content), Thinking: fold(m.ReasoningContent)}
 		switch m.Role {
 		case "assistant":
-			if turn < len(a.Turns) {
-				st.Turn = &a.Turns[turn]
+			if turn < len(a.ModelTurns) {
+				st.Turn = &a.ModelTurns[turn]
 			}
 			turn++
 			next := call
@@ -174,7 +210,7 @@ func (b *attemptBody) steps(a *results.StoredAttempt) {
 		case "tool":
 			if call < len(a.Calls) {
 				c := a.Calls[call]
-				st.Call = &callView{CallRecord: c, Args: fold(prettyJSON(c.Arguments)), Result: fold(c.Result)}
+				st.Call = &callView{CallRecord: c, Args: callArgs(c.Arguments), Result: fold(c.Result)}
 				if c.Result == m.Content {
 					// One text, shown once: the call's result.
 					st.Content = fold("")

@@ -29,7 +29,7 @@ const (
 	labelWidth = 150
 	rowHeight  = 24
 	axisHeight = 26
-	padRight   = 120
+	padRight   = 130
 )
 
 // svgDoc accumulates one SVG element.
@@ -147,7 +147,7 @@ func toolTokenPlots(rep *results.Report) []plot {
 				x, y, float64(frame)*scale, rowHeight-8, esc(fmt.Sprintf("%s: the template's framing around the tools: %d tokens", t.Arm, frame)))
 			x += float64(frame) * scale
 		}
-		label := fmt.Sprintf("%d tok, %.1f%% of %d", t.Tokens, 100*t.Share, t.NumCtx)
+		label := fmt.Sprintf("%d · %.1f%% of ctx", t.Tokens, 100*t.Share)
 		if t.Truncated {
 			label = "≥" + label
 		}
@@ -231,7 +231,7 @@ type series struct {
 	Note string
 }
 
-// histogram draws the distributions of the series as overlaid outlines
+// histogram draws the distributions of the series as bars side by side
 // on shared bins: unit bins for integers over a short range, else 24.
 func histogram(id, title, caption string, ss []series, format func(float64) string) plot {
 	lo, hi := math.Inf(1), math.Inf(-1)
@@ -296,22 +296,18 @@ func histogram(id, title, caption string, ss []series, format func(float64) stri
 		d.raw(`<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" class="tick"/>`, xs(t), base, xs(t), base+4)
 		d.text(xs(t), base+16, "middle", "tick", format(t))
 	}
+	// Each bin holds one bar per arm, side by side.
+	slot := (xs(edges[1]) - xs(edges[0])) / float64(len(ss))
+	gap := math.Min(1, slot/4)
 	for i, s := range ss {
-		var path strings.Builder
-		fmt.Fprintf(&path, "M%.1f,%.1f", xs(edges[0]), base)
 		for b := range nb {
-			y := ys(counts[i][b])
-			fmt.Fprintf(&path, " L%.1f,%.1f L%.1f,%.1f", xs(edges[b]), y, xs(edges[b+1]), y)
-		}
-		fmt.Fprintf(&path, " L%.1f,%.1f", xs(edges[nb]), base)
-		d.raw(`<path d="%s" fill="%s" fill-opacity="0.12" stroke="%s" stroke-width="1.6"><title>%s</title></path>`,
-			path.String(), s.Color, s.Color, esc(s.Arm+": "+s.Note))
-		for b := range nb {
-			if c := counts[i][b]; c > 0 {
-				d.raw(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="transparent"><title>%s</title></rect>`,
-					xs(edges[b]), ys(c), xs(edges[b+1])-xs(edges[b]), base-ys(c),
-					esc(fmt.Sprintf("%s: %d attempts in [%s, %s)", s.Arm, c, format(edges[b]), format(edges[b+1]))))
+			c := counts[i][b]
+			if c == 0 {
+				continue
 			}
+			d.raw(`<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>%s</title></rect>`,
+				xs(edges[b])+float64(i)*slot+gap/2, ys(c), math.Max(slot-gap, 0.5), base-ys(c), s.Color,
+				esc(fmt.Sprintf("%s: %d attempts in [%s, %s)", s.Arm, c, format(edges[b]), format(edges[b+1]))))
 		}
 		ly := base + float64(axisHeight) + 6 + float64(16*i)
 		d.raw(`<rect x="%.1f" y="%.1f" width="12" height="10" fill="%s"/>`, x0, ly-9, s.Color)
