@@ -34,6 +34,8 @@ type runBody struct {
 	AdvantageNote string
 	Plots         []plot
 	Grid          []gridRow
+	// TaskRows are the groups of the grid's tasks, task by task.
+	TaskRows []results.Metrics
 	GridArms      []armRow
 	Pages         pager
 	// Shown and Matched count the attempts: those the filter keeps
@@ -209,6 +211,9 @@ func (b *runBody) grid(rr *results.RunReport, f filter, cmps map[string]*results
 		row := gridRow{Task: task}
 		for _, arm := range b.GridArms {
 			cell := gridCell{Arm: arm.M.Arm, M: groups[[2]string{arm.M.Arm, task}]}
+			if cell.M != nil {
+				b.TaskRows = append(b.TaskRows, *cell.M)
+			}
 			have := map[int]bool{}
 			for _, a := range byGroup[[2]string{arm.M.Arm, task}] {
 				have[a.Key.Index] = true

@@ -40,7 +40,7 @@ type svgDoc struct {
 
 func newSVG(w, h float64, label string) *svgDoc {
 	d := &svgDoc{w: w, h: h}
-	fmt.Fprintf(&d.b, `<svg xmlns="http://www.w3.org/2000/svg" class="plot" viewBox="0 0 %g %g" width="%g" height="%g" role="img" aria-label="%s">`,
+	fmt.Fprintf(&d.b, `<svg class="plot" viewBox="0 0 %g %g" width="%g" height="%g" role="img" aria-label="%s">`,
 		w, h, w, h, esc(label))
 	return d
 }
