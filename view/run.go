@@ -36,8 +36,8 @@ type runBody struct {
 	Grid          []gridRow
 	// TaskRows are the groups of the grid's tasks, task by task.
 	TaskRows []results.Metrics
-	GridArms      []armRow
-	Pages         pager
+	GridArms []armRow
+	Pages    pager
 	// Shown and Matched count the attempts: those the filter keeps
 	// (outcome, stop reason included) of those stored.
 	Matched, Stored int
