@@ -186,7 +186,8 @@ func TestMigrateVersion1ToOverhead(t *testing.T) {
 	run := createRun(t, s)
 	s.Close()
 	db := rawDB(t, path)
-	if _, err := db.Exec(`DROP TABLE overhead_items; DROP TABLE overhead; PRAGMA user_version = 1`); err != nil {
+	if _, err := db.Exec(`DROP INDEX attempts_metrics; DROP INDEX tool_calls_denied; DROP INDEX turns_truncated;
+		DROP TABLE overhead_items; DROP TABLE overhead; PRAGMA user_version = 1`); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()

@@ -30,7 +30,7 @@ import (
 //	BENCH_VIEW_ATTEMPTS=100000 go test -run '^$' -bench . -benchtime 5x ./view/
 //
 // The file is kept in BENCH_VIEW_DB_DIR (default the system's temporary
-// folder) and reused by later runs of the same size.
+// folder) and reused by later runs of the same size and schema version.
 
 // bigRun is the run bigStore writes.
 const bigRun = "big"
@@ -51,7 +51,9 @@ func bigStore(tb testing.TB) (path string, n int) {
 	if dir == "" {
 		dir = os.TempDir()
 	}
-	path = filepath.Join(dir, fmt.Sprintf("bench-view-big-%d.db", n))
+	// Named by the schema version too: a store of another version is not
+	// reused.
+	path = filepath.Join(dir, fmt.Sprintf("bench-view-big-%d-v%d.db", n, results.SchemaVersion))
 	if _, err := os.Stat(path + ".done"); err == nil {
 		return path, n
 	}

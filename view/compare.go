@@ -2,6 +2,7 @@ package view
 
 import (
 	"fmt"
+	"html/template"
 	"net/http"
 	"net/url"
 	"slices"
@@ -34,8 +35,8 @@ type compareSide struct {
 type compareRow struct {
 	Task         string
 	A, B         *results.Metrics
-	MarksA       []mark
-	MarksB       []mark
+	MarksA       template.HTML
+	MarksB       template.HTML
 	Diff         *results.TaskDiff
 	OnlyA, OnlyB bool
 }
@@ -121,14 +122,14 @@ func (b *compareBody) rows(ra, rb *results.RunReport) {
 		}
 		return nil
 	}
-	marks := func(rr *results.RunReport, arm, task string) []mark {
+	marks := func(rr *results.RunReport, arm, task string) template.HTML {
 		var out []mark
 		for _, a := range rr.Attempts {
 			if a.Key.Arm == arm && a.Key.Task == task {
 				out = append(out, mark{ID: a.ID, Class: outcomeOf(a.Status, a.Reward), Title: markText(a)})
 			}
 		}
-		return out
+		return marksHTML(out, false)
 	}
 	var tasks []string
 	for _, t := range ra.Run.Tasks {

@@ -2,6 +2,7 @@ package view
 
 import (
 	"fmt"
+	"html/template"
 	"net/http"
 	"net/url"
 	"slices"
@@ -72,7 +73,7 @@ type gridRow struct {
 type gridCell struct {
 	Arm   string
 	M     *results.Metrics
-	Marks []mark
+	Marks template.HTML
 }
 
 // mark is one attempt in the grid, or a planned attempt not stored yet
@@ -83,6 +84,26 @@ type mark struct {
 	Title string
 	// Dim marks an attempt the outcome or stop filter leaves out.
 	Dim bool
+}
+
+// marksHTML writes marks as HTML, each linked to its attempt unless
+// static: written here rather than by a template, because a run page
+// holds thousands of them.
+func marksHTML(marks []mark, static bool) template.HTML {
+	var b strings.Builder
+	for _, m := range marks {
+		dim := ""
+		if m.Dim {
+			dim = " dim"
+		}
+		if m.ID == 0 || static {
+			fmt.Fprintf(&b, `<span class="m %s%s" title="%s"></span>`, esc(m.Class), dim, esc(m.Title))
+			continue
+		}
+		fmt.Fprintf(&b, `<a class="m %s%s" href="/attempts/%d" title="%s"></a>`, esc(m.Class), dim, m.ID, esc(m.Title))
+	}
+	// Every value went through esc or is a number.
+	return template.HTML(b.String())
 }
 
 // pager links the pages of a long list.
@@ -215,16 +236,18 @@ func (b *runBody) grid(rr *results.RunReport, f filter, cmps map[string]*results
 				b.TaskRows = append(b.TaskRows, *cell.M)
 			}
 			have := map[int]bool{}
+			var marks []mark
 			for _, a := range byGroup[[2]string{arm.M.Arm, task}] {
 				have[a.Key.Index] = true
-				cell.Marks = append(cell.Marks, mark{ID: a.ID, Class: outcomeOf(a.Status, a.Reward), Title: markText(a),
+				marks = append(marks, mark{ID: a.ID, Class: outcomeOf(a.Status, a.Reward), Title: markText(a),
 					Dim: f.MarksOnly() && !f.match(a)})
 			}
 			for i := range g {
 				if !have[i] {
-					cell.Marks = append(cell.Marks, mark{Class: "missing", Title: fmt.Sprintf("#%d not run yet", i), Dim: f.MarksOnly()})
+					marks = append(marks, mark{Class: "missing", Title: fmt.Sprintf("#%d not run yet", i), Dim: f.MarksOnly()})
 				}
 			}
+			cell.Marks = marksHTML(marks, b.Standalone)
 			row.Cells = append(row.Cells, cell)
 		}
 		for _, arm := range b.GridArms[min(1, len(b.GridArms)):] {
