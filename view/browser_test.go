@@ -230,12 +230,12 @@ func TestBrowserPages(t *testing.T) {
 	if got := eval[string](b, `document.querySelector("#reward").textContent`); got != "1" {
 		t.Errorf("reward shown: %q, want 1", got)
 	}
+	b.shoot("attempt")
 	eval[bool](b, `document.querySelector('button[data-fold="open"]').click(); true`)
 	if closed := eval[int](b, `document.querySelectorAll("details.fold:not([open])").length`); closed != 0 {
 		t.Errorf("after unfold all, %d texts are still folded", closed)
 	}
 	eval[bool](b, `document.querySelector('button[data-fold="close"]').click(); true`)
-	b.shoot("attempt")
 	b.noConsoleErrors()
 
 	// The list of attempts and the comparisons.
