@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -95,33 +96,11 @@ func (s *Store) attemptMetrics(ctx context.Context, runID string) ([]AttemptMetr
 	for _, n := range names {
 		order[n.Kind+":"+n.Name] = n.Idx
 	}
-	counts := func(query string) (map[int64]int, error) {
-		rows, err := s.db.QueryContext(ctx, query, runID)
-		if err != nil {
-			return nil, err
-		}
-		defer rows.Close()
-		m := map[int64]int{}
-		for rows.Next() {
-			var id int64
-			var n int
-			if err := rows.Scan(&id, &n); err != nil {
-				return nil, err
-			}
-			m[id] = n
-		}
-		return m, rows.Err()
+	var n int
+	if err := s.db.GetContext(ctx, &n, `SELECT count(*) FROM attempts WHERE run_id = ?`, runID); err != nil {
+		return nil, err
 	}
-	denials, err := counts(`SELECT attempt_id, count(*) FROM tool_calls WHERE decision = 'deny'
-		AND attempt_id IN (SELECT id FROM attempts WHERE run_id = ?) GROUP BY attempt_id`)
-	if err != nil {
-		return nil, fmt.Errorf("denials: %w", err)
-	}
-	cut, err := counts(`SELECT attempt_id, count(*) FROM turns WHERE truncated = 1
-		AND attempt_id IN (SELECT id FROM attempts WHERE run_id = ?) GROUP BY attempt_id`)
-	if err != nil {
-		return nil, fmt.Errorf("truncated turns: %w", err)
-	}
+	out := make([]AttemptMetrics, 0, n)
 	rows, err := s.db.QueryContext(ctx, `SELECT id, arm, task_id, idx, status, stop_reason,
 			reward, advantage, advantage_method, turns, tool_calls,
 			prompt_tokens, completion_tokens, wall_ms
@@ -130,7 +109,6 @@ func (s *Store) attemptMetrics(ctx context.Context, runID string) ([]AttemptMetr
 		return nil, err
 	}
 	defer rows.Close()
-	var out []AttemptMetrics
 	// Arm, task, status and stop names repeat: keep one copy of each.
 	intern := map[string]string{}
 	one := func(s string) string {
@@ -151,11 +129,48 @@ func (s *Store) attemptMetrics(ctx context.Context, runID string) ([]AttemptMetr
 		if err != nil {
 			return nil, err
 		}
-		m.Denials, m.TruncatedTurns = denials[m.ID], cut[m.ID]
 		out = append(out, m)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
+	}
+	rows.Close()
+	// Denied calls and cut turns, counted per attempt over the range of
+	// the run's attempt ids (one range, but for resumed runs interleaved
+	// with others: an id of another run is never looked up).
+	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
+	for _, a := range out {
+		lo, hi = min(lo, a.ID), max(hi, a.ID)
+	}
+	counts := func(query string) (map[int64]int, error) {
+		rows, err := s.db.QueryContext(ctx, query, lo, hi)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		m := map[int64]int{}
+		for rows.Next() {
+			var id int64
+			var n int
+			if err := rows.Scan(&id, &n); err != nil {
+				return nil, err
+			}
+			m[id] = n
+		}
+		return m, rows.Err()
+	}
+	denials, err := counts(`SELECT attempt_id, count(*) FROM tool_calls WHERE decision = 'deny'
+		AND attempt_id BETWEEN ? AND ? GROUP BY attempt_id`)
+	if err != nil {
+		return nil, fmt.Errorf("denials: %w", err)
+	}
+	cut, err := counts(`SELECT attempt_id, count(*) FROM turns WHERE truncated = 1
+		AND attempt_id BETWEEN ? AND ? GROUP BY attempt_id`)
+	if err != nil {
+		return nil, fmt.Errorf("truncated turns: %w", err)
+	}
+	for i := range out {
+		out[i].Denials, out[i].TruncatedTurns = denials[out[i].ID], cut[out[i].ID]
 	}
 	// The run's order; an attempt of an arm or task the run does not list
 	// (which the foreign keys forbid) is left out, as a join would.

@@ -539,3 +539,33 @@ func (r RunStat) PassRate() *float64 {
 	}
 	return ptr(float64(r.Passes) / float64(r.Finished))
 }
+
+// RunVersion returns a value that changes whenever anything a run's
+// report is computed from changes: an attempt saved or replaced, an
+// advantage stored, the run's status, its measurements. The view keeps a
+// report while its run's version stays the same. It is an error matching
+// ErrNoRun for a run the store does not hold.
+func (s *Store) RunVersion(ctx context.Context, runID string) (string, error) {
+	var v struct {
+		Run      sql.NullString `db:"run"`
+		Attempts int            `db:"attempts"`
+		MaxID    sql.NullInt64  `db:"max_id"`
+		Rewards  float64        `db:"rewards"`
+		Adv      float64        `db:"adv"`
+		Advs     int            `db:"advs"`
+		Overhead int            `db:"overhead"`
+	}
+	err := s.db.GetContext(ctx, &v, `SELECT
+		(SELECT status || '/' || ifnull(finished_at, '') FROM runs WHERE id = ?) AS run,
+		count(*) AS attempts, max(id) AS max_id, total(reward) AS rewards,
+		total(advantage) AS adv, count(advantage) AS advs,
+		(SELECT count(*) FROM overhead_items WHERE run_id = ?) AS overhead
+		FROM attempts WHERE run_id = ?`, runID, runID, runID)
+	if err != nil {
+		return "", fmt.Errorf("version of run %q in %s: %w", runID, s.path, err)
+	}
+	if !v.Run.Valid {
+		return "", fmt.Errorf("version of run %q in %s: %w", runID, s.path, &NoRunError{ID: runID})
+	}
+	return fmt.Sprintf("%s %d %d %g %g %d %d", v.Run.String, v.Attempts, v.MaxID.Int64, v.Rewards, v.Adv, v.Advs, v.Overhead), nil
+}

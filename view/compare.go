@@ -56,13 +56,13 @@ func (s *Server) comparePage(w *page, r *http.Request, store *results.Store) err
 	if bID == "" {
 		bID = aID
 	}
-	ra, err := store.ReportWithAttempts(ctx, aID, results.ReportOptions{})
+	ra, err := s.reports.report(ctx, store, aID)
 	if err != nil {
 		return err
 	}
 	rb := ra
 	if bID != aID {
-		if rb, err = store.ReportWithAttempts(ctx, bID, results.ReportOptions{}); err != nil {
+		if rb, err = s.reports.report(ctx, store, bID); err != nil {
 			return err
 		}
 	}

@@ -129,7 +129,7 @@ func newPager(path string, f filter, total, per int, what string) pager {
 }
 
 func (s *Server) runPage(w *page, r *http.Request, store *results.Store) error {
-	rr, err := store.ReportWithAttempts(r.Context(), r.PathValue("run"), results.ReportOptions{})
+	rr, err := s.reports.report(r.Context(), store, r.PathValue("run"))
 	if err != nil {
 		return err
 	}
@@ -337,15 +337,11 @@ type attemptsBody struct {
 }
 
 func (s *Server) attemptsPage(w *page, r *http.Request, store *results.Store) error {
-	ctx := r.Context()
-	run, err := store.GetRun(ctx, r.PathValue("run"))
+	rr, err := s.reports.report(r.Context(), store, r.PathValue("run"))
 	if err != nil {
 		return err
 	}
-	attempts, err := store.AttemptMetrics(ctx, run.ID)
-	if err != nil {
-		return err
-	}
+	run, attempts := rr.Run, rr.Attempts
 	f, err := parseFilter(r.URL.Query(), run, attempts)
 	if err != nil {
 		return err

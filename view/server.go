@@ -45,6 +45,8 @@ type Server struct {
 	mu      sync.Mutex
 	store   *results.Store
 	openErr error
+
+	reports reportCache
 }
 
 // New returns a server over the results file at path, opened read-only
@@ -95,6 +97,7 @@ func (s *Server) openStore(ctx context.Context) (*results.Store, error) {
 	defer s.mu.Unlock()
 	if s.store == nil {
 		s.store, s.openErr = results.OpenReadOnly(ctx, s.path)
+		s.reports.clear()
 	}
 	return s.store, s.openErr
 }

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/benchhq/bench/results"
 )
@@ -403,5 +404,39 @@ func copyFile(t *testing.T, from, to string) {
 	}
 	if err := dst.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The view keeps a run's report only while the run does not change.
+func TestRunPageFollowsTheStore(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bench.db")
+	copyFile(t, fixtureDB, path)
+	hs := testServer(t, path)
+	_, page := get(t, hs.URL+"/runs/"+mainRun)
+	if r := row(t, page, "arms-table", "arm", "full"); !strings.Contains(r, "<td>5/7</td>") {
+		t.Fatalf("before: %s", r)
+	}
+	ctx := context.Background()
+	store, err := results.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := 1
+	at := time.Now()
+	// The infrastructure failure of recipe-trailing-dot #3, tried again.
+	if _, err := store.SaveAttempt(ctx, &results.Attempt{RunID: mainRun, Key: results.AttemptKey{Arm: "full", Task: "recipe-trailing-dot", Index: 3},
+		Status: results.StatusFinished, Reward: &one, StartedAt: at, FinishedAt: at}); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.FinishRun(ctx, mainRun, results.RunInterrupted); err != nil {
+		t.Fatal(err)
+	}
+	store.Close()
+	_, page = get(t, hs.URL+"/runs/"+mainRun)
+	if r := row(t, page, "arms-table", "arm", "full"); !strings.Contains(r, "<td>6/8</td>") {
+		t.Errorf("after a new attempt, the page still shows: %s", r)
+	}
+	if !strings.Contains(page, `<span class="status s-interrupted">interrupted</span>`) {
+		t.Errorf("the run's new status is not shown")
 	}
 }
