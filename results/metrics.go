@@ -4,9 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"math"
 	"slices"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/benchhq/bench/evaluator"
 )
@@ -83,33 +84,126 @@ func (s *Store) AttemptMetrics(ctx context.Context, runID string) ([]AttemptMetr
 }
 
 func (s *Store) attemptMetrics(ctx context.Context, runID string) ([]AttemptMetrics, error) {
-	order := map[string]int{} // "a:"+arm and "t:"+task to their index
-	var names []struct {
-		Kind string `db:"kind"`
-		Name string `db:"name"`
-		Idx  int    `db:"idx"`
-	}
+	var names []nameIdx
 	if err := s.db.SelectContext(ctx, &names, `SELECT 'a' AS kind, name, idx FROM arms WHERE run_id = ?
 		UNION ALL SELECT 't', id, idx FROM tasks WHERE run_id = ?`, runID, runID); err != nil {
 		return nil, fmt.Errorf("arms and tasks: %w", err)
 	}
+	// The arms in their order, and each task's place in the run's order.
+	slices.SortStableFunc(names, func(x, y nameIdx) int { return x.Idx - y.Idx })
+	var arms []string
+	tasks := map[string]int{}
 	for _, n := range names {
-		order[n.Kind+":"+n.Name] = n.Idx
+		if n.Kind == "a" {
+			arms = append(arms, n.Name)
+		}
 	}
-	var n int
-	if err := s.db.GetContext(ctx, &n, `SELECT count(*) FROM attempts WHERE run_id = ?`, runID); err != nil {
+	for _, n := range names {
+		if n.Kind == "t" {
+			tasks[n.Name] = len(tasks)
+		}
+	}
+	// One query per arm and one per count, at once: each reads its own
+	// part of the covering index on its own connection.
+	perArm := make([][]AttemptMetrics, len(arms))
+	var denials, cut map[int64]int
+	g, gctx := errgroup.WithContext(ctx)
+	for i, arm := range arms {
+		g.Go(func() error {
+			var err error
+			perArm[i], err = s.armAttempts(gctx, runID, arm)
+			return err
+		})
+	}
+	counts := func(dst *map[int64]int, query string) func() error {
+		return func() error {
+			rows, err := s.db.QueryContext(gctx, query, runID, runID)
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			m := map[int64]int{}
+			for rows.Next() {
+				var id int64
+				var n int
+				if err := rows.Scan(&id, &n); err != nil {
+					return err
+				}
+				m[id] = n
+			}
+			*dst = m
+			return rows.Err()
+		}
+	}
+	// Over the range of the run's attempt ids: the partial index holds
+	// few entries, and an id of another run in the range is never looked up.
+	const idRange = `attempt_id BETWEEN (SELECT min(id) FROM attempts WHERE run_id = ?)
+		AND (SELECT max(id) FROM attempts WHERE run_id = ?)`
+	g.Go(counts(&denials, `SELECT attempt_id, count(*) FROM tool_calls WHERE decision = 'deny' AND `+idRange+` GROUP BY attempt_id`))
+	g.Go(counts(&cut, `SELECT attempt_id, count(*) FROM turns WHERE truncated = 1 AND `+idRange+` GROUP BY attempt_id`))
+	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	out := make([]AttemptMetrics, 0, n)
-	rows, err := s.db.QueryContext(ctx, `SELECT id, arm, task_id, idx, status, stop_reason,
+	for i := range perArm {
+		for j := range perArm[i] {
+			a := &perArm[i][j]
+			a.Denials, a.TruncatedTurns = denials[a.ID], cut[a.ID]
+		}
+	}
+	// The run's order: arm by arm, then each arm's attempts (read in
+	// task id and index order) placed task by task in the run's task
+	// order, a counting sort. An attempt of a task the run does not list
+	// (which the foreign keys forbid) is left out, as a join would.
+	total := 0
+	for _, as := range perArm {
+		total += len(as)
+	}
+	out := make([]AttemptMetrics, 0, total)
+	for _, as := range perArm {
+		start := make([]int, len(tasks)+1)
+		for _, a := range as {
+			if t, ok := tasks[a.Key.Task]; ok {
+				start[t+1]++
+			}
+		}
+		for t := range len(tasks) {
+			start[t+1] += start[t]
+		}
+		placed := make([]AttemptMetrics, start[len(tasks)])
+		for _, a := range as {
+			if t, ok := tasks[a.Key.Task]; ok {
+				placed[start[t]] = a
+				start[t]++
+			}
+		}
+		out = append(out, placed...)
+	}
+	return out, nil
+}
+
+// nameIdx is an arm's or a task's name and place in its run.
+type nameIdx struct {
+	Kind string `db:"kind"`
+	Name string `db:"name"`
+	Idx  int    `db:"idx"`
+}
+
+// armAttempts reads the attempts of one arm of a run, in task id and
+// index order.
+func (s *Store) armAttempts(ctx context.Context, runID, arm string) ([]AttemptMetrics, error) {
+	var n int
+	if err := s.db.GetContext(ctx, &n, `SELECT count(*) FROM attempts WHERE run_id = ? AND arm = ?`, runID, arm); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT id, task_id, idx, status, stop_reason,
 			reward, advantage, advantage_method, turns, tool_calls,
 			prompt_tokens, completion_tokens, wall_ms
-		FROM attempts WHERE run_id = ?`, runID)
+		FROM attempts WHERE run_id = ? AND arm = ? ORDER BY task_id, idx`, runID, arm)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	// Arm, task, status and stop names repeat: keep one copy of each.
+	// Task, status and stop names repeat: keep one copy of each.
 	intern := map[string]string{}
 	one := func(s string) string {
 		if v, ok := intern[s]; ok {
@@ -118,77 +212,21 @@ func (s *Store) attemptMetrics(ctx context.Context, runID string) ([]AttemptMetr
 		intern[s] = s
 		return s
 	}
+	out := make([]AttemptMetrics, 0, n)
+	r := attemptRow{Arm: arm}
 	for rows.Next() {
-		var r attemptRow
-		if err := rows.Scan(&r.ID, &r.Arm, &r.Task, &r.Index, &r.Status, &r.StopReason, &r.Reward, &r.Advantage,
+		if err := rows.Scan(&r.ID, &r.Task, &r.Index, &r.Status, &r.StopReason, &r.Reward, &r.Advantage,
 			&r.Method, &r.Turns, &r.ToolCalls, &r.Prompt, &r.Completion, &r.WallMS); err != nil {
 			return nil, err
 		}
-		r.Arm, r.Task, r.Status, r.StopReason, r.Method.String = one(r.Arm), one(r.Task), one(r.Status), one(r.StopReason), one(r.Method.String)
+		r.Task, r.Status, r.StopReason, r.Method.String = one(r.Task), one(r.Status), one(r.StopReason), one(r.Method.String)
 		m, err := r.metrics()
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, m)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	rows.Close()
-	// Denied calls and cut turns, counted per attempt over the range of
-	// the run's attempt ids (one range, but for resumed runs interleaved
-	// with others: an id of another run is never looked up).
-	lo, hi := int64(math.MaxInt64), int64(math.MinInt64)
-	for _, a := range out {
-		lo, hi = min(lo, a.ID), max(hi, a.ID)
-	}
-	counts := func(query string) (map[int64]int, error) {
-		rows, err := s.db.QueryContext(ctx, query, lo, hi)
-		if err != nil {
-			return nil, err
-		}
-		defer rows.Close()
-		m := map[int64]int{}
-		for rows.Next() {
-			var id int64
-			var n int
-			if err := rows.Scan(&id, &n); err != nil {
-				return nil, err
-			}
-			m[id] = n
-		}
-		return m, rows.Err()
-	}
-	denials, err := counts(`SELECT attempt_id, count(*) FROM tool_calls WHERE decision = 'deny'
-		AND attempt_id BETWEEN ? AND ? GROUP BY attempt_id`)
-	if err != nil {
-		return nil, fmt.Errorf("denials: %w", err)
-	}
-	cut, err := counts(`SELECT attempt_id, count(*) FROM turns WHERE truncated = 1
-		AND attempt_id BETWEEN ? AND ? GROUP BY attempt_id`)
-	if err != nil {
-		return nil, fmt.Errorf("truncated turns: %w", err)
-	}
-	for i := range out {
-		out[i].Denials, out[i].TruncatedTurns = denials[out[i].ID], cut[out[i].ID]
-	}
-	// The run's order; an attempt of an arm or task the run does not list
-	// (which the foreign keys forbid) is left out, as a join would.
-	out = slices.DeleteFunc(out, func(a AttemptMetrics) bool {
-		_, arm := order["a:"+a.Key.Arm]
-		_, task := order["t:"+a.Key.Task]
-		return !arm || !task
-	})
-	slices.SortFunc(out, func(x, y AttemptMetrics) int {
-		if c := order["a:"+x.Key.Arm] - order["a:"+y.Key.Arm]; c != 0 {
-			return c
-		}
-		if c := order["t:"+x.Key.Task] - order["t:"+y.Key.Task]; c != 0 {
-			return c
-		}
-		return x.Key.Index - y.Key.Index
-	})
-	return out, nil
+	return out, rows.Err()
 }
 
 // metrics converts the row. A finished attempt without a reward, which

@@ -15,6 +15,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/benchhq/bench/evaluator"
 )
 
@@ -269,29 +271,43 @@ func BuildReport(run *Run, attempts []AttemptMetrics, opts ReportOptions) (*Repo
 	rep.Advantage.Methods = sortedKeys(methods)
 	byArm := map[string][]*group{}
 	for _, gr := range groups {
+		byArm[gr.arm] = append(byArm[gr.arm], gr)
+	}
+	// The comparisons (bootstraps and permutation tests, most of a large
+	// report's time) run while the metrics are computed; both only read
+	// the groups.
+	others := run.Arms[min(1, len(run.Arms)):]
+	rep.Comparisons = make([]Comparison, len(others))
+	var cmps errgroup.Group
+	for i, arm := range others {
+		cmps.Go(func() error {
+			c, err := compareArms(run.Arms[0].Name, arm.Name, byArm, uint64(run.Seed))
+			rep.Comparisons[i] = c
+			return err
+		})
+	}
+	for _, gr := range groups {
 		m, err := metricsOf(gr.arm, gr.task, []*group{gr}, ks)
 		if err != nil {
+			cmps.Wait()
 			return nil, err
 		}
 		rep.Tasks = append(rep.Tasks, m)
-		byArm[gr.arm] = append(byArm[gr.arm], gr)
 	}
 	for _, arm := range run.Arms {
 		m, err := metricsOf(arm.Name, "", byArm[arm.Name], ks)
 		if err != nil {
+			cmps.Wait()
 			return nil, err
 		}
 		rep.Arms = append(rep.Arms, m)
 	}
 	if rep.Total, err = metricsOf("", "", groups, ks); err != nil {
+		cmps.Wait()
 		return nil, err
 	}
-	for _, arm := range run.Arms[min(1, len(run.Arms)):] {
-		c, err := compareArms(run.Arms[0].Name, arm.Name, byArm, uint64(run.Seed))
-		if err != nil {
-			return nil, err
-		}
-		rep.Comparisons = append(rep.Comparisons, c)
+	if err := cmps.Wait(); err != nil {
+		return nil, err
 	}
 	return rep, nil
 }

@@ -209,13 +209,19 @@ func (b *runBody) grid(rr *results.RunReport, f filter, cmps map[string]*results
 		m := &b.Report.Tasks[i]
 		groups[[2]string{m.Arm, m.Task}] = m
 	}
+	// The attempts come in arm, task, index order: a group's are one
+	// stretch of them.
 	byGroup := map[[2]string][]results.AttemptMetrics{}
-	for _, a := range rr.Attempts {
-		k := [2]string{a.Key.Arm, a.Key.Task}
-		byGroup[k] = append(byGroup[k], a)
-		if f.match(a) {
-			b.Matched++
+	for i := 0; i < len(rr.Attempts); {
+		j := i
+		for j < len(rr.Attempts) && rr.Attempts[j].Key.Arm == rr.Attempts[i].Key.Arm && rr.Attempts[j].Key.Task == rr.Attempts[i].Key.Task {
+			if f.match(rr.Attempts[j]) {
+				b.Matched++
+			}
+			j++
 		}
+		byGroup[[2]string{rr.Attempts[i].Key.Arm, rr.Attempts[i].Key.Task}] = rr.Attempts[i:j:j]
+		i = j
 	}
 	var tasks []string
 	for _, t := range rr.Run.Tasks {
@@ -301,7 +307,7 @@ func runPlots(rr *results.RunReport, armIndex map[string]int) []plot {
 	for _, mt := range metrics {
 		var ss []series
 		for _, m := range rep.Arms {
-			var vals []float64
+			vals := make([]float64, 0, len(rr.Attempts)/max(1, len(rep.Arms)))
 			for _, a := range rr.Attempts {
 				if a.Key.Arm != m.Arm {
 					continue
