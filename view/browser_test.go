@@ -301,3 +301,21 @@ func (b *browser) navigateBy(js string) {
 		b.t.Fatalf("navigate by %s: %v", js, err)
 	}
 }
+
+// TestBrowserBigRun shows a run of the big store (bench_test.go) in the
+// browser, when BENCH_VIEW_ATTEMPTS sets its size: the grid is paged and
+// the page is whole.
+func TestBrowserBigRun(t *testing.T) {
+	if os.Getenv("BENCH_VIEW_ATTEMPTS") == "" {
+		t.Skip("BENCH_VIEW_ATTEMPTS is not set: no big store")
+	}
+	db, _ := bigStore(t)
+	b := newBrowser(t)
+	hs := testServer(t, db)
+	b.open(hs.URL+"/runs/"+bigRun+"?page=2", 200)
+	if n := eval[int](b, `document.querySelectorAll("#grid-table tbody tr").length`); n != tasksPerPage {
+		t.Errorf("grid rows: %d, want %d", n, tasksPerPage)
+	}
+	b.shoot("run-big")
+	b.noConsoleErrors()
+}
