@@ -125,6 +125,19 @@ type AdvantageInfo struct {
 	Missing int `json:"missing"`
 }
 
+// Summary says in words which advantages the store holds.
+func (a AdvantageInfo) Summary() string {
+	switch {
+	case a.Stored == 0 && a.Missing == 0:
+		return "none (no finished attempt)"
+	case a.Stored == 0:
+		return fmt.Sprintf("not stored for the %d finished attempts (run not finished); bench export computes them", a.Missing)
+	case a.Missing == 0:
+		return fmt.Sprintf("%s, for all %d finished attempts", strings.Join(a.Methods, ", "), a.Stored)
+	}
+	return fmt.Sprintf("%s, for %d of %d finished attempts", strings.Join(a.Methods, ", "), a.Stored, a.Stored+a.Missing)
+}
+
 // Comparison is the paired comparison of one arm against the baseline
 // (the run's first arm). Differences are the arm's minus the baseline's:
 // positive means the arm did better.
@@ -616,17 +629,7 @@ func (r *Report) writeText(b *bytes.Buffer, md bool) {
 	}
 
 	// Advantages.
-	var adv string
-	switch a := r.Advantage; {
-	case a.Stored == 0 && a.Missing == 0:
-		adv = "none (no finished attempt)"
-	case a.Stored == 0:
-		adv = fmt.Sprintf("not stored for the %d finished attempts (run not finished); bench export computes them", a.Missing)
-	case a.Missing == 0:
-		adv = fmt.Sprintf("%s, for all %d finished attempts", strings.Join(a.Methods, ", "), a.Stored)
-	default:
-		adv = fmt.Sprintf("%s, for %d of %d finished attempts", strings.Join(a.Methods, ", "), a.Stored, a.Stored+a.Missing)
-	}
+	adv := r.Advantage.Summary()
 	b.WriteString("\n")
 	lines := []string{"advantages: " + adv,
 		fmt.Sprintf("zero-variance groups: %d of %d (%s): they carry no training signal",

@@ -182,24 +182,10 @@ func newRunBody(rr *results.RunReport, f filter, standalone bool) *runBody {
 	if len(rep.Arms) > 1 {
 		b.Lines = append(slices.Clone(b.Arms), armRow{M: rep.Total, Total: true, RunID: rr.Run.ID, AtK: b.AtK, HatK: b.HatK, Standalone: standalone})
 	}
-	b.AdvantageNote = advantageNote(rep.Advantage)
+	b.AdvantageNote = rep.Advantage.Summary()
 	b.Plots = runPlots(rr, armIndex)
 	b.grid(rr, f, cmps)
 	return b
-}
-
-// advantageNote says which advantages the store holds, as the text
-// report does.
-func advantageNote(a results.AdvantageInfo) string {
-	switch {
-	case a.Stored == 0 && a.Missing == 0:
-		return "none (no finished attempt)"
-	case a.Stored == 0:
-		return fmt.Sprintf("not stored for the %d finished attempts (run not finished); bench export computes them", a.Missing)
-	case a.Missing == 0:
-		return fmt.Sprintf("%s, for all %d finished attempts", strings.Join(a.Methods, ", "), a.Stored)
-	}
-	return fmt.Sprintf("%s, for %d of %d finished attempts", strings.Join(a.Methods, ", "), a.Stored, a.Stored+a.Missing)
 }
 
 // grid lays out the task × arm grid for the tasks of the filter's page.
