@@ -350,20 +350,13 @@ func DefaultKs(g int) []int {
 type group struct {
 	arm, task string
 	attempts  []AttemptMetrics
+	// nFinished and nPasses count the attempts, once groupAttempts has
+	// filled the group (a report asks for them many times).
+	nFinished, nPasses int
 }
 
 // counts returns the finished attempts and the passes among them.
-func (g *group) counts() (n, c int) {
-	for _, a := range g.attempts {
-		if a.Finished() {
-			n++
-			if a.Passed() {
-				c++
-			}
-		}
-	}
-	return n, c
-}
+func (g *group) counts() (n, c int) { return g.nFinished, g.nPasses }
 
 // finished returns the group's finished attempts, in index order.
 func (g *group) finished() []AttemptMetrics {
@@ -497,6 +490,14 @@ func groupAttempts(run *Run, attempts []AttemptMetrics) ([]*group, error) {
 	}
 	for _, g := range groups {
 		slices.SortFunc(g.attempts, func(x, y AttemptMetrics) int { return x.Key.Index - y.Key.Index })
+		for _, a := range g.attempts {
+			if a.Finished() {
+				g.nFinished++
+				if a.Passed() {
+					g.nPasses++
+				}
+			}
+		}
 	}
 	return groups, nil
 }
