@@ -553,12 +553,14 @@ func (s *Store) RunVersion(ctx context.Context, runID string) (string, error) {
 		Rewards  float64        `db:"rewards"`
 		Adv      float64        `db:"adv"`
 		Advs     int            `db:"advs"`
+		Methods  string         `db:"methods"`
 		Overhead int            `db:"overhead"`
 	}
 	err := s.db.GetContext(ctx, &v, `SELECT
 		(SELECT status || '/' || ifnull(finished_at, '') FROM runs WHERE id = ?) AS run,
 		count(*) AS attempts, max(id) AS max_id, total(reward) AS rewards,
 		total(advantage) AS adv, count(advantage) AS advs,
+		ifnull(min(advantage_method), '') || '/' || ifnull(max(advantage_method), '') AS methods,
 		(SELECT count(*) FROM overhead_items WHERE run_id = ?) AS overhead
 		FROM attempts WHERE run_id = ?`, runID, runID, runID)
 	if err != nil {
@@ -567,5 +569,5 @@ func (s *Store) RunVersion(ctx context.Context, runID string) (string, error) {
 	if !v.Run.Valid {
 		return "", fmt.Errorf("version of run %q in %s: %w", runID, s.path, &NoRunError{ID: runID})
 	}
-	return fmt.Sprintf("%s %d %d %g %g %d %d", v.Run.String, v.Attempts, v.MaxID.Int64, v.Rewards, v.Adv, v.Advs, v.Overhead), nil
+	return fmt.Sprintf("%s %d %d %g %g %d %s %d", v.Run.String, v.Attempts, v.MaxID.Int64, v.Rewards, v.Adv, v.Advs, v.Methods, v.Overhead), nil
 }
