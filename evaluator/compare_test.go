@@ -3,6 +3,7 @@ package evaluator
 import (
 	"math"
 	"math/big"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -389,6 +390,59 @@ func BenchmarkBootstrapMeanCI(b *testing.B) {
 	for b.Loop() {
 		if _, _, err := BootstrapMeanCI(xs, DefaultLevel, DefaultResamples, 1); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// The sampled sign-flip test adds ±d by flipping d's sign bit: the same
+// p as the obvious loop that branches on each random bit.
+func TestPermSignFlipSampledIsTheObviousLoop(t *testing.T) {
+	obvious := func(nz []float64, flips int, seed uint64) float64 {
+		var obs, scale float64
+		for _, d := range nz {
+			obs += d
+			scale += math.Abs(d)
+		}
+		threshold := math.Abs(obs) - 1e-11*scale
+		r := rand.New(rand.NewPCG(seed, streamSignFlip))
+		extreme := 0
+		for range flips {
+			var sum float64
+			var bits uint64
+			for j, d := range nz {
+				if j%64 == 0 {
+					bits = r.Uint64()
+				}
+				if bits&1 == 1 {
+					sum -= d
+				} else {
+					sum += d
+				}
+				bits >>= 1
+			}
+			if math.Abs(sum) >= threshold {
+				extreme++
+			}
+		}
+		return float64(extreme+1) / float64(flips+1)
+	}
+	gen := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{21, 64, 65, 300} {
+		diffs := make([]float64, n)
+		for i := range diffs {
+			diffs[i] = float64(gen.IntN(9)-4) / 4 // -1 to 1 in quarters, some 0
+			if diffs[i] == 0 {
+				diffs[i] = 0.125
+			}
+		}
+		for seed := range uint64(3) {
+			p, exact, err := SignFlipTest(diffs, 5000, seed)
+			if err != nil || exact {
+				t.Fatalf("n %d: p %v exact %v err %v", n, p, exact, err)
+			}
+			if want := obvious(diffs, 5000, seed); p != want {
+				t.Errorf("n %d seed %d: p %v, the obvious loop gives %v", n, seed, p, want)
+			}
 		}
 	}
 }

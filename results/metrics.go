@@ -7,6 +7,8 @@ import (
 	"slices"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/benchhq/bench/evaluator"
 )
 
@@ -75,42 +77,181 @@ type attemptRow struct {
 
 // AttemptMetrics returns every attempt of a run with the data its metrics
 // need, in the run's arm order, then task order, then attempt index.
+//
+// It reads the attempts through the covering index attempts_metrics and
+// counts denials and cut turns with the partial indexes of migration 3,
+// one grouped query each rather than a subquery per attempt: at 100,000
+// attempts this is what a report's time goes to.
 func (s *Store) AttemptMetrics(ctx context.Context, runID string) ([]AttemptMetrics, error) {
-	var rows []struct {
-		attemptRow
-		Denials   int `db:"denials"`
-		Truncated int `db:"truncated"`
-	}
-	err := s.db.SelectContext(ctx, &rows, `SELECT a.id, a.arm, a.task_id, a.idx, a.status, a.stop_reason,
-			a.reward, a.advantage, a.advantage_method, a.turns, a.tool_calls,
-			a.prompt_tokens, a.completion_tokens, a.wall_ms,
-			a.model_ms, a.tool_ms, a.test_ms, a.harness_ms,
-			(SELECT count(*) FROM tool_calls c WHERE c.attempt_id = a.id AND c.decision = 'deny') AS denials,
-			(SELECT count(*) FROM turns u WHERE u.attempt_id = a.id AND u.truncated = 1) AS truncated
-		FROM attempts a
-		JOIN arms ar ON ar.run_id = a.run_id AND ar.name = a.arm
-		JOIN tasks t ON t.run_id = a.run_id AND t.id = a.task_id
-		WHERE a.run_id = ?
-		ORDER BY ar.idx, t.idx, a.idx`, runID)
+	out, err := s.attemptMetrics(ctx, runID)
 	if err != nil {
 		return nil, fmt.Errorf("attempt metrics of run %q in %s: %w", runID, s.path, err)
 	}
-	out := make([]AttemptMetrics, len(rows))
-	for i, r := range rows {
-		m, err := r.metrics()
-		if err != nil {
-			return nil, fmt.Errorf("attempt metrics of run %q in %s: %w", runID, s.path, err)
+	return out, nil
+}
+
+func (s *Store) attemptMetrics(ctx context.Context, runID string) ([]AttemptMetrics, error) {
+	var names []nameIdx
+	if err := s.db.SelectContext(ctx, &names, `SELECT 'a' AS kind, name, idx FROM arms WHERE run_id = ?
+		UNION ALL SELECT 't', id, idx FROM tasks WHERE run_id = ?`, runID, runID); err != nil {
+		return nil, fmt.Errorf("arms and tasks: %w", err)
+	}
+	// The arms in their order, and each task's place in the run's order.
+	slices.SortStableFunc(names, func(x, y nameIdx) int { return x.Idx - y.Idx })
+	var arms []string
+	tasks := map[string]int{}
+	for _, n := range names {
+		if n.Kind == "a" {
+			arms = append(arms, n.Name)
 		}
-		m.Denials, m.TruncatedTurns = r.Denials, r.Truncated
-		out[i] = m
+	}
+	for _, n := range names {
+		if n.Kind == "t" {
+			tasks[n.Name] = len(tasks)
+		}
+	}
+	// One query per arm and one per count, at once: each reads its own
+	// part of the covering index on its own connection.
+	perArm := make([][]AttemptMetrics, len(arms))
+	var denials, cut map[int64]int
+	g, gctx := errgroup.WithContext(ctx)
+	for i, arm := range arms {
+		g.Go(func() error {
+			var err error
+			perArm[i], err = s.armAttempts(gctx, runID, arm)
+			return err
+		})
+	}
+	counts := func(dst *map[int64]int, query string) func() error {
+		return func() error {
+			rows, err := s.db.QueryContext(gctx, query, runID, runID)
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			m := map[int64]int{}
+			for rows.Next() {
+				var id int64
+				var n int
+				if err := rows.Scan(&id, &n); err != nil {
+					return err
+				}
+				m[id] = n
+			}
+			*dst = m
+			return rows.Err()
+		}
+	}
+	// Over the range of the run's attempt ids: the partial index holds
+	// few entries, and an id of another run in the range is never looked up.
+	const idRange = `attempt_id BETWEEN (SELECT min(id) FROM attempts WHERE run_id = ?)
+		AND (SELECT max(id) FROM attempts WHERE run_id = ?)`
+	g.Go(counts(&denials, `SELECT attempt_id, count(*) FROM tool_calls WHERE decision = 'deny' AND `+idRange+` GROUP BY attempt_id`))
+	g.Go(counts(&cut, `SELECT attempt_id, count(*) FROM turns WHERE truncated = 1 AND `+idRange+` GROUP BY attempt_id`))
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	for i := range perArm {
+		for j := range perArm[i] {
+			a := &perArm[i][j]
+			a.Denials, a.TruncatedTurns = denials[a.ID], cut[a.ID]
+		}
+	}
+	// The run's order: arm by arm, then each arm's attempts (read in
+	// task id and index order) placed task by task in the run's task
+	// order, a counting sort. An attempt of a task the run does not list
+	// (which the foreign keys forbid) is left out, as a join would.
+	total := 0
+	for _, as := range perArm {
+		total += len(as)
+	}
+	out := make([]AttemptMetrics, 0, total)
+	for _, as := range perArm {
+		start := make([]int, len(tasks)+1)
+		for _, a := range as {
+			if t, ok := tasks[a.Key.Task]; ok {
+				start[t+1]++
+			}
+		}
+		for t := range len(tasks) {
+			start[t+1] += start[t]
+		}
+		placed := make([]AttemptMetrics, start[len(tasks)])
+		for _, a := range as {
+			if t, ok := tasks[a.Key.Task]; ok {
+				placed[start[t]] = a
+				start[t]++
+			}
+		}
+		out = append(out, placed...)
 	}
 	return out, nil
+}
+
+// nameIdx is an arm's or a task's name and place in its run.
+type nameIdx struct {
+	Kind string `db:"kind"`
+	Name string `db:"name"`
+	Idx  int    `db:"idx"`
+}
+
+// armAttempts reads the attempts of one arm of a run, in task id and
+// index order.
+func (s *Store) armAttempts(ctx context.Context, runID, arm string) ([]AttemptMetrics, error) {
+	var n int
+	if err := s.db.GetContext(ctx, &n, `SELECT count(*) FROM attempts WHERE run_id = ? AND arm = ?`, runID, arm); err != nil {
+		return nil, err
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT id, task_id, idx, status, stop_reason,
+			reward, advantage, advantage_method, turns, tool_calls,
+			prompt_tokens, completion_tokens, wall_ms, model_ms, tool_ms, test_ms, harness_ms
+		FROM attempts WHERE run_id = ? AND arm = ? ORDER BY task_id, idx`, runID, arm)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	// Task, status and stop names repeat: keep one copy of each.
+	intern := map[string]string{}
+	one := func(s string) string {
+		if v, ok := intern[s]; ok {
+			return v
+		}
+		intern[s] = s
+		return s
+	}
+	out := make([]AttemptMetrics, 0, n)
+	rewards, advs := make([]int, n), make([]float64, n)
+	r := attemptRow{Arm: arm}
+	for rows.Next() {
+		if err := rows.Scan(&r.ID, &r.Task, &r.Index, &r.Status, &r.StopReason, &r.Reward, &r.Advantage,
+			&r.Method, &r.Turns, &r.ToolCalls, &r.Prompt, &r.Completion, &r.WallMS,
+			&r.ModelMS, &r.ToolMS, &r.TestMS, &r.HarnessMS); err != nil {
+			return nil, err
+		}
+		r.Task, r.Status, r.StopReason, r.Method.String = one(r.Task), one(r.Status), one(r.StopReason), one(r.Method.String)
+		var reward *int
+		var adv *float64
+		if i := len(out); i < n {
+			reward, adv = &rewards[i], &advs[i]
+		}
+		m, err := r.metricsIn(reward, adv)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
 }
 
 // metrics converts the row. A finished attempt without a reward, which
 // SaveAttempt refuses, is an error rather than an attempt that counts
 // nowhere.
-func (r *attemptRow) metrics() (AttemptMetrics, error) {
+func (r *attemptRow) metrics() (AttemptMetrics, error) { return r.metricsIn(nil, nil) }
+
+// metricsIn converts the row, keeping its reward and advantage in
+// *reward and *adv (allocated when nil): a run's attempts keep theirs in
+// two arrays rather than in 200,000 small objects.
+func (r *attemptRow) metricsIn(reward *int, adv *float64) (AttemptMetrics, error) {
 	m := AttemptMetrics{
 		ID: r.ID, Key: AttemptKey{Arm: r.Arm, Task: r.Task, Index: r.Index},
 		Status: AttemptStatus(r.Status), StopReason: r.StopReason,
@@ -122,14 +263,20 @@ func (r *attemptRow) metrics() (AttemptMetrics, error) {
 			Tests: msDuration(r.TestMS), Harness: msDuration(r.HarnessMS)},
 	}
 	if r.Reward.Valid {
-		v := int(r.Reward.Int64)
-		m.Reward = &v
+		if reward == nil {
+			reward = new(int)
+		}
+		*reward = int(r.Reward.Int64)
+		m.Reward = reward
 	} else if m.Status == StatusFinished {
 		return AttemptMetrics{}, fmt.Errorf("attempt %d (%s): column attempts.reward: NULL on a finished attempt, expected 0 or 1", r.ID, m.Key)
 	}
 	if r.Advantage.Valid {
-		v := r.Advantage.Float64
-		m.Advantage = &v
+		if adv == nil {
+			adv = new(float64)
+		}
+		*adv = r.Advantage.Float64
+		m.Advantage = adv
 	}
 	return m, nil
 }
@@ -256,6 +403,9 @@ type Metrics struct {
 	TestMS Dist `json:"test_ms"`
 	// Time sums where every attempt's time went (finished or not).
 	Time TimeSplit `json:"time"`
+	// Advantage describes the stored advantages of the finished
+	// attempts; its N counts those that have one.
+	Advantage Dist `json:"advantage"`
 	// Denials counts the finished attempts' tool calls denied by the
 	// policy; DenialsPerAttempt is Denials / Finished (nil when nothing finished).
 	Denials           int      `json:"denials"`
@@ -294,20 +444,13 @@ func DefaultKs(g int) []int {
 type group struct {
 	arm, task string
 	attempts  []AttemptMetrics
+	// nFinished and nPasses count the attempts, once groupAttempts has
+	// filled the group (a report asks for them many times).
+	nFinished, nPasses int
 }
 
 // counts returns the finished attempts and the passes among them.
-func (g *group) counts() (n, c int) {
-	for _, a := range g.attempts {
-		if a.Finished() {
-			n++
-			if a.Passed() {
-				c++
-			}
-		}
-	}
-	return n, c
-}
+func (g *group) counts() (n, c int) { return g.nFinished, g.nPasses }
 
 // finished returns the group's finished attempts, in index order.
 func (g *group) finished() []AttemptMetrics {
@@ -331,7 +474,7 @@ func (g *group) zeroVariance() bool {
 // metricsOf computes the metrics of a set of groups, labelled arm and task.
 func metricsOf(arm, task string, groups []*group, ks []int) (Metrics, error) {
 	m := Metrics{Arm: arm, Task: task}
-	var turns, prompt, compl, calls, wall, tests []float64
+	var turns, prompt, compl, calls, wall, tests, adv []float64
 	for _, g := range groups {
 		for _, a := range g.attempts {
 			m.Attempts++
@@ -356,6 +499,9 @@ func metricsOf(arm, task string, groups []*group, ks []int) (Metrics, error) {
 			calls = append(calls, float64(a.ToolCalls))
 			wall = append(wall, float64(a.Wall)/float64(time.Millisecond))
 			tests = append(tests, float64(a.Times.Tests)/float64(time.Millisecond))
+			if a.Advantage != nil {
+				adv = append(adv, *a.Advantage)
+			}
 			m.Denials += a.Denials
 			m.TruncatedTurns += a.TruncatedTurns
 		}
@@ -369,6 +515,7 @@ func metricsOf(arm, task string, groups []*group, ks []int) (Metrics, error) {
 	m.PromptTokensAtLeast = m.TruncatedTurns > 0
 	m.Turns, m.PromptTokens, m.CompletionTokens = evaluator.Summarize(turns), evaluator.Summarize(prompt), evaluator.Summarize(compl)
 	m.ToolCalls, m.WallMS, m.TestMS = evaluator.Summarize(calls), evaluator.Summarize(wall), evaluator.Summarize(tests)
+	m.Advantage = evaluator.Summarize(adv)
 	if m.Finished > 0 {
 		m.PassRate = ptr(float64(m.Passes) / float64(m.Finished))
 		lo, hi := evaluator.Wilson(m.Passes, m.Finished, evaluator.Z95)
@@ -440,6 +587,14 @@ func groupAttempts(run *Run, attempts []AttemptMetrics) ([]*group, error) {
 	}
 	for _, g := range groups {
 		slices.SortFunc(g.attempts, func(x, y AttemptMetrics) int { return x.Key.Index - y.Key.Index })
+		for _, a := range g.attempts {
+			if a.Finished() {
+				g.nFinished++
+				if a.Passed() {
+					g.nPasses++
+				}
+			}
+		}
 	}
 	return groups, nil
 }

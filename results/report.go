@@ -15,6 +15,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/benchhq/bench/bound"
 	"github.com/benchhq/bench/evaluator"
 )
@@ -86,9 +88,18 @@ type ArmToolTokens struct {
 	Truncated bool `json:"truncated"`
 	// Sets is the cost of each tool set alone: "builtin" and each MCP server.
 	Sets []SetTokens `json:"sets"`
+	// Tools is the cost of each tool alone, in the order offered.
+	Tools []ToolTokens `json:"tools"`
 	// PerAttempt is Tokens times the arm's mean turns per finished
 	// attempt: what the tools cost an attempt; nil without finished attempts.
 	PerAttempt *float64 `json:"per_attempt"`
+}
+
+// ToolTokens is the cost of one tool alone; Set is its tool set.
+type ToolTokens struct {
+	Name   string `json:"name"`
+	Set    string `json:"set"`
+	Tokens int    `json:"tokens"`
 }
 
 // SetTokens is the cost of one tool set alone.
@@ -144,6 +155,19 @@ type AdvantageInfo struct {
 	// none: `bench export --method` computes them).
 	Stored  int `json:"stored"`
 	Missing int `json:"missing"`
+}
+
+// Summary says in words which advantages the store holds.
+func (a AdvantageInfo) Summary() string {
+	switch {
+	case a.Stored == 0 && a.Missing == 0:
+		return "none (no finished attempt)"
+	case a.Stored == 0:
+		return fmt.Sprintf("not stored for the %d finished attempts (run not finished); bench export computes them", a.Missing)
+	case a.Missing == 0:
+		return fmt.Sprintf("%s, for all %d finished attempts", strings.Join(a.Methods, ", "), a.Stored)
+	}
+	return fmt.Sprintf("%s, for %d of %d finished attempts", strings.Join(a.Methods, ", "), a.Stored, a.Stored+a.Missing)
 }
 
 // Comparison is the paired comparison of one arm against the baseline
@@ -211,27 +235,11 @@ type ReportOptions struct {
 
 // Report builds the report of a run from the store.
 func (s *Store) Report(ctx context.Context, runID string, opts ReportOptions) (*Report, error) {
-	run, err := s.GetRun(ctx, runID)
+	rr, err := s.ReportWithAttempts(ctx, runID, opts)
 	if err != nil {
-		return nil, fmt.Errorf("report: %w", err)
+		return nil, err
 	}
-	attempts, err := s.AttemptMetrics(ctx, run.ID)
-	if err != nil {
-		return nil, fmt.Errorf("report: %w", err)
-	}
-	rep, err := BuildReport(run, attempts, opts)
-	if err != nil {
-		return nil, fmt.Errorf("report of run %q: %w", run.ID, err)
-	}
-	ovs, err := s.overhead(ctx, run.ID)
-	if err != nil {
-		return nil, fmt.Errorf("report: overhead of run %q in %s: %w", run.ID, s.path, err)
-	}
-	rep.setToolTokens(ovs)
-	if rep.TaskServers, err = s.taskServers(ctx, run, ovs); err != nil {
-		return nil, fmt.Errorf("report: servers of run %q in %s: %w", run.ID, s.path, err)
-	}
-	return rep, nil
+	return rr.Report, nil
 }
 
 // taskServers lists, per task in the run's order, the servers its
@@ -288,8 +296,11 @@ func (r *Report) setToolTokens(ovs []Overhead) {
 			t.Share = float64(o.Tokens) / float64(t.Context)
 		}
 		for _, it := range o.Items {
-			if it.Kind == OverheadSet {
+			switch it.Kind {
+			case OverheadSet:
 				t.Sets = append(t.Sets, SetTokens{Name: it.Name, Tokens: it.Tokens})
+			case OverheadTool:
+				t.Tools = append(t.Tools, ToolTokens{Name: it.Name, Set: it.Set, Tokens: it.Tokens})
 			}
 		}
 		if d, ok := turns[o.Arm]; ok && d.N > 0 {
@@ -351,29 +362,43 @@ func BuildReport(run *Run, attempts []AttemptMetrics, opts ReportOptions) (*Repo
 	rep.Advantage.Methods = sortedKeys(methods)
 	byArm := map[string][]*group{}
 	for _, gr := range groups {
+		byArm[gr.arm] = append(byArm[gr.arm], gr)
+	}
+	// The comparisons (bootstraps and permutation tests, most of a large
+	// report's time) run while the metrics are computed; both only read
+	// the groups.
+	others := run.Arms[min(1, len(run.Arms)):]
+	rep.Comparisons = make([]Comparison, len(others))
+	var cmps errgroup.Group
+	for i, arm := range others {
+		cmps.Go(func() error {
+			c, err := compareArms(run.Arms[0].Name, arm.Name, byArm, uint64(run.Seed))
+			rep.Comparisons[i] = c
+			return err
+		})
+	}
+	for _, gr := range groups {
 		m, err := metricsOf(gr.arm, gr.task, []*group{gr}, ks)
 		if err != nil {
+			cmps.Wait()
 			return nil, err
 		}
 		rep.Tasks = append(rep.Tasks, m)
-		byArm[gr.arm] = append(byArm[gr.arm], gr)
 	}
 	for _, arm := range run.Arms {
 		m, err := metricsOf(arm.Name, "", byArm[arm.Name], ks)
 		if err != nil {
+			cmps.Wait()
 			return nil, err
 		}
 		rep.Arms = append(rep.Arms, m)
 	}
 	if rep.Total, err = metricsOf("", "", groups, ks); err != nil {
+		cmps.Wait()
 		return nil, err
 	}
-	for _, arm := range run.Arms[min(1, len(run.Arms)):] {
-		c, err := compareArms(run.Arms[0].Name, arm.Name, byArm, uint64(run.Seed))
-		if err != nil {
-			return nil, err
-		}
-		rep.Comparisons = append(rep.Comparisons, c)
+	if err := cmps.Wait(); err != nil {
+		return nil, err
 	}
 	return rep, nil
 }
@@ -732,17 +757,7 @@ func (r *Report) writeText(b *bytes.Buffer, md bool) {
 	}
 
 	// Advantages.
-	var adv string
-	switch a := r.Advantage; {
-	case a.Stored == 0 && a.Missing == 0:
-		adv = "none (no finished attempt)"
-	case a.Stored == 0:
-		adv = fmt.Sprintf("not stored for the %d finished attempts (run not finished); bench export computes them", a.Missing)
-	case a.Missing == 0:
-		adv = fmt.Sprintf("%s, for all %d finished attempts", strings.Join(a.Methods, ", "), a.Stored)
-	default:
-		adv = fmt.Sprintf("%s, for %d of %d finished attempts", strings.Join(a.Methods, ", "), a.Stored, a.Stored+a.Missing)
-	}
+	adv := r.Advantage.Summary()
 	b.WriteString("\n")
 	lines := []string{"advantages: " + adv,
 		fmt.Sprintf("zero-variance groups: %d of %s (%s): they carry no training signal",

@@ -6,6 +6,7 @@
 //	bench validate tasks/suites/examples    check tasks without a model
 //	bench report                            summary of the latest run
 //	bench merge out.db shard-*.db           put the shards of a run back together
+//	bench view                              browse the results in a web browser
 //	bench mcp inspect -- CMD ARGS...        look at an MCP server before attaching it
 //	bench mcp call TOOL '{}' -- CMD ARGS... call one of its tools by hand
 package main
@@ -78,6 +79,7 @@ Usage:
   bench export [flags]           attempts as JSONL training data
   bench merge OUT.db IN.db...    put a run's shards (run --shard I/N) together
   bench cache [list|clear]       the tasks' prepared environments
+  bench view [flags]             browse runs and trajectories in a browser
   bench overhead --model M       prompt tokens each tool adds to a request
   bench mcp inspect -- CMD...    what bench would offer of an MCP server
   bench mcp call TOOL -- CMD...  call one tool of an MCP server, as a run would
@@ -110,6 +112,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdExport(ctx, args[1:], stdout, stderr)
 	case "merge":
 		err = cmdMerge(ctx, args[1:], stdout, stderr)
+	case "view":
+		err = cmdView(ctx, args[1:], stdout, stderr)
 	case "overhead":
 		err = cmdOverhead(ctx, args[1:], stdout, stderr)
 	case "mcp":
