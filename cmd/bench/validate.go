@@ -114,7 +114,7 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", v.Task.ID, envCol, sol, unt, testsColumn(v), verdict)
 	}
 	tw.Flush()
-	fmt.Fprintf(stdout, "%d tasks, %d valid, %d invalid (%s)\n", len(vals), len(vals)-bad, bad, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "%s, %d valid, %d invalid (%s)\n", count(len(vals), "task"), len(vals)-bad, bad, time.Since(start).Round(time.Millisecond))
 	if *verbose {
 		for _, v := range vals {
 			if v.OK() {
