@@ -45,7 +45,7 @@ func BenchmarkSemverHiddenTests(b *testing.B) {
 		b.Fatalf("solution: %v (ok %v)", err, ok)
 	}
 	scorer := &evaluator.Scorer{Sandbox: sb, TempDir: b.TempDir(),
-		Home: func(_ context.Context, _ *tasks.Task, dir string) error { return env.ScoringView(dir) }}
+		Home: func(context.Context, *tasks.Task) (string, func(), error) { return env.ScoringView() }}
 
 	// The host: the solved workspace with the hidden tests, a warm cache.
 	host := filepath.Join(b.TempDir(), "work")

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Listed is one environment in a cache folder.
@@ -77,6 +78,14 @@ func Clear(dir string, remove func(Listed) bool) (int, int64, error) {
 		freed += l.Bytes
 	}
 	if remove == nil {
+		// Views of runs that ended without removing them (a killed bench):
+		// those older than any attempt lasts.
+		views, _ := os.ReadDir(filepath.Join(dir, viewsDir))
+		for _, v := range views {
+			if fi, err := v.Info(); err == nil && time.Since(fi.ModTime()) > staleView {
+				os.RemoveAll(filepath.Join(dir, viewsDir, v.Name()))
+			}
+		}
 		entries, _ := os.ReadDir(dir)
 		for _, e := range entries {
 			if key, _, ok := strings.Cut(e.Name(), ".tmp-"); ok {
@@ -88,6 +97,10 @@ func Clear(dir string, remove func(Listed) bool) (int, int64, error) {
 	}
 	return n, freed, nil
 }
+
+// staleView is the age past which a view is taken for one a killed bench
+// left: no attempt or scoring run lasts that long with bench's defaults.
+const staleView = 6 * time.Hour
 
 // removeLocked removes p, one of key's folders, unless a preparation of
 // key holds its lock.

@@ -10,13 +10,35 @@ import (
 	"syscall"
 )
 
-// HomeView fills dst (an empty folder) with a private view of the home
-// layer: an attempt's HOME.
-func (e *Env) HomeView(dst string) error { return e.view(HomeLayer, dst) }
+// viewsDir holds the views of a cache's environments, beside them: on
+// their file system, so that a view can be hard links.
+const viewsDir = ".views"
 
-// ScoringView fills dst (an empty folder) with a private view of the
-// scoring layer: a scoring run's HOME.
-func (e *Env) ScoringView(dst string) error { return e.view(ScoringLayer, dst) }
+// HomeView makes a private view of the home layer, an attempt's HOME, and
+// returns its folder and what removes it.
+func (e *Env) HomeView() (string, func(), error) { return e.newView(HomeLayer) }
+
+// ScoringView makes a private view of the scoring layer, a scoring run's
+// HOME, and returns its folder and what removes it.
+func (e *Env) ScoringView() (string, func(), error) { return e.newView(ScoringLayer) }
+
+// newView makes a view of a layer in the cache's views folder.
+func (e *Env) newView(layer string) (string, func(), error) {
+	parent := filepath.Join(filepath.Dir(e.Dir), viewsDir)
+	if err := os.MkdirAll(parent, 0o711); err != nil {
+		return "", nil, fmt.Errorf("view of the %s environment of task %s: %w", layer, e.Meta.Task, err)
+	}
+	dir, err := os.MkdirTemp(parent, e.Meta.Key+"-"+layer+"-")
+	if err != nil {
+		return "", nil, fmt.Errorf("view of the %s environment of task %s: %w", layer, e.Meta.Task, err)
+	}
+	release := func() { os.RemoveAll(dir) }
+	if err := e.view(layer, dir); err != nil {
+		release()
+		return "", nil, err
+	}
+	return dir, release, nil
+}
 
 // view makes dst a view of a layer: its folders made anew, its files hard
 // links to the master's (read-only, root's, when bench is root) or copies

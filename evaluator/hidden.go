@@ -117,9 +117,10 @@ type Scorer struct {
 	Spec sandbox.Spec
 	// TempDir is where scoring folders are made ("" for the system's).
 	TempDir string
-	// Home, when set, fills the empty HOME of a scoring run (dir) with the
-	// task's prepared environment; nil leaves it empty.
-	Home func(ctx context.Context, t *tasks.Task, dir string) error
+	// Home, when set, makes the HOME of a scoring run (a private view of
+	// the task's prepared environment) and returns it with what removes
+	// it; nil gives an empty HOME.
+	Home func(ctx context.Context, t *tasks.Task) (dir string, release func(), err error)
 }
 
 // Score scores the agent's workspace: the hidden tests run on its result.
@@ -140,18 +141,21 @@ func (s *Scorer) Score(ctx context.Context, t *tasks.Task, workspace string) (*T
 }
 
 // Run runs the hidden tests of t on the original workspace plus change
-// (nil for none), with a fresh HOME (filled by s.Home).
+// (nil for none), with a fresh HOME (made by s.Home).
 func (s *Scorer) Run(ctx context.Context, t *tasks.Task, change *Change) (*TestResult, error) {
-	home, err := os.MkdirTemp(s.TempDir, "bench-score-home-")
+	var home string
+	var release func()
+	var err error
+	if s.Home != nil {
+		home, release, err = s.Home(ctx, t)
+	} else {
+		home, err = os.MkdirTemp(s.TempDir, "bench-score-home-")
+		release = func() { os.RemoveAll(home) }
+	}
 	if err != nil {
 		return nil, fmt.Errorf("score task %s: make the scoring HOME: %w", t.ID, err)
 	}
-	defer os.RemoveAll(home)
-	if s.Home != nil {
-		if err := s.Home(ctx, t, home); err != nil {
-			return nil, fmt.Errorf("score task %s: prepare HOME: %w", t.ID, err)
-		}
-	}
+	defer release()
 	return s.RunWithHome(ctx, t, change, home)
 }
 

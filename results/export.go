@@ -48,6 +48,10 @@ type ExportLine struct {
 	// (a denser signal than the 0/1 reward); null when the task's tests
 	// give no per-test report.
 	TestsPassed *float64 `json:"tests_passed"`
+	// Isolation is how the run's commands and hidden tests were isolated
+	// (runs.isolation): "none" marks a run with --sandbox off, whose
+	// rewards are not to be trusted.
+	Isolation string `json:"isolation"`
 	// RewardBasis says what the reward rests on: "tests" (exit status and
 	// every recorded test passing) or "exit_status" (the exit status alone).
 	RewardBasis string `json:"reward_basis"`
@@ -310,7 +314,7 @@ func (s *Store) exportRun(ctx context.Context, enc *json.Encoder, run *Run, opts
 				Model: run.Model, Options: options, Seed: row.Seed,
 				Reward: float64(*a.Reward), AdvantageMethod: a.AdvantageMethod,
 				Turns: row.Turns, ToolCalls: row.ToolCalls, PromptTokens: row.Prompt, CompletionTokens: row.Completion,
-				StopReason: row.StopReason, WallMS: row.WallMS, RewardBasis: row.Basis.String,
+				StopReason: row.StopReason, WallMS: row.WallMS, RewardBasis: row.Basis.String, Isolation: run.Isolation,
 			}
 			if row.TestsTotal.Valid && row.TestsTotal.Int64 > 0 {
 				f := float64(row.TestsPassed.Int64) / float64(row.TestsTotal.Int64)

@@ -1184,7 +1184,8 @@ func (r *Report) writeCSV(b *bytes.Buffer) error {
 	}
 	head = append(head, "denials", "denials_per_attempt", "truncated_turns", "groups", "zero_variance_groups",
 		"zero_variance_share", "baseline", "compared_tasks", "mean_diff", "mean_diff_ci_lo", "mean_diff_ci_hi",
-		"p_sign_flip", "p_exact", "mcnemar_pairs", "mcnemar_only_baseline", "mcnemar_only_arm", "p_mcnemar", "tool_tokens")
+		"p_sign_flip", "p_exact", "mcnemar_pairs", "mcnemar_only_baseline", "mcnemar_only_arm", "p_mcnemar", "tool_tokens",
+		"test_ms_mean", "test_ms_p50", "isolation")
 	w := csv.NewWriter(b)
 	if err := w.Write(head); err != nil {
 		return fmt.Errorf("write report csv: %w", err)
@@ -1247,6 +1248,13 @@ func (r *Report) writeCSV(b *bytes.Buffer) error {
 		} else {
 			rec = append(rec, "")
 		}
+		if m.TestMS.N == 0 {
+			rec = append(rec, "", "")
+		} else {
+			rec = append(rec, ftoa(m.TestMS.Mean), ftoa(m.TestMS.P50))
+		}
+		// Every row says it: a row read alone must not pass for isolated.
+		rec = append(rec, r.Run.Isolation)
 		if err := w.Write(rec); err != nil {
 			return fmt.Errorf("write report csv: %w", err)
 		}

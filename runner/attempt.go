@@ -57,15 +57,17 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 	}
 	// HOME: a private view of the task's prepared environment, its warm
 	// caches included.
-	home := filepath.Join(dir, "home")
-	if err := os.Mkdir(home, 0o700); err != nil {
-		return nil, fmt.Errorf("attempt %s/%s#%d: %w", j.Arm.Name, j.Task.ID, j.Index, err)
-	}
 	env := r.envs[j.Task.Dir]
+	home := filepath.Join(dir, "home")
 	if env != nil {
-		if err := env.HomeView(home); err != nil {
+		view, release, err := env.HomeView()
+		if err != nil {
 			return nil, fmt.Errorf("attempt %s/%s#%d: %w", j.Arm.Name, j.Task.ID, j.Index, err)
 		}
+		defer release()
+		home = view
+	} else if err := os.Mkdir(home, 0o700); err != nil {
+		return nil, fmt.Errorf("attempt %s/%s#%d: %w", j.Arm.Name, j.Task.ID, j.Index, err)
 	}
 	// Every process of the attempt (its commands, its sandboxed servers)
 	// runs as one user of its own, which ends them all before scoring.
@@ -143,7 +145,7 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 	// their own, as a fresh sandbox user without network.
 	scorer := &evaluator.Scorer{Sandbox: r.Sandbox, Spec: testSpec(spec), TempDir: r.TempDir}
 	if env != nil {
-		scorer.Home = func(_ context.Context, _ *tasks.Task, dir string) error { return env.ScoringView(dir) }
+		scorer.Home = func(context.Context, *tasks.Task) (string, func(), error) { return env.ScoringView() }
 	}
 	res, err := scorer.Score(ctx, j.Task, wsDir)
 	switch {

@@ -224,3 +224,24 @@ func TestServerFailingDiscoveryStopsTheRun(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusesWithoutIsolation: without bubblewrap, run and validate stop
+// before anything runs, say how to install it or how to go on unisolated,
+// and leave no database behind; they never fall back on their own.
+func TestRefusesWithoutIsolation(t *testing.T) {
+	t.Setenv("PATH", t.TempDir()) // no bwrap, no prlimit
+	db := filepath.Join(t.TempDir(), "bench.db")
+	for _, args := range [][]string{
+		{"run", "--model", "fake", "--host", "http://127.0.0.1:1", "--task", recipeTask, "--db", db},
+		{"run", "--model", "fake", "--host", "http://127.0.0.1:1", "--task", recipeTask, "--db", db, "--sandbox", "auto"},
+		{"validate", recipeTask},
+	} {
+		code, _, stderr := bench(t, args...)
+		if code == 0 || !strings.Contains(stderr, "apt-get install bubblewrap") || !strings.Contains(stderr, "--sandbox off") {
+			t.Errorf("%v: exit %d, stderr %q; want a refusal that says how to install bubblewrap or pass --sandbox off", args, code, stderr)
+		}
+	}
+	if _, err := os.Stat(db); err == nil {
+		t.Error("a refused run left a database behind")
+	}
+}

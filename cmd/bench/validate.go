@@ -78,7 +78,7 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 				return err
 			}
 			envs[i], envTook[i] = env, time.Since(t0)
-			scorer := &evaluator.Scorer{Sandbox: sb, Spec: spec, Home: func(_ context.Context, _ *tasks.Task, dir string) error { return env.ScoringView(dir) }}
+			scorer := &evaluator.Scorer{Sandbox: sb, Spec: spec, Home: func(context.Context, *tasks.Task) (string, func(), error) { return env.ScoringView() }}
 			v, err := evaluator.Validate(gctx, t, scorer, evaluator.ValidateOptions{Record: *record})
 			if err != nil {
 				return err
