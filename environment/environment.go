@@ -113,10 +113,13 @@ type Cache struct {
 	TempDir string
 
 	mu        sync.Mutex
-	ready     map[string]*Env        // by task folder
-	preparing map[string]*sync.Mutex // by key
+	ready     map[string]*Env       // by task folder
+	preparing map[string]*syncMutex // by key
 	toolchain string
 }
+
+// syncMutex serializes the preparations of one key in a process.
+type syncMutex = sync.Mutex
 
 // DefaultDir is where environments are kept: $BENCH_CACHE, or bench/envs
 // in the user's cache folder (~/.cache/bench/envs).
@@ -192,7 +195,7 @@ func (c *Cache) Key(ctx context.Context, t *tasks.Task) string {
 func (c *Cache) Prepare(ctx context.Context, t *tasks.Task) (*Env, error) {
 	c.mu.Lock()
 	if c.ready == nil {
-		c.ready, c.preparing = map[string]*Env{}, map[string]*sync.Mutex{}
+		c.ready, c.preparing = map[string]*Env{}, map[string]*syncMutex{}
 	}
 	if e := c.ready[t.Dir]; e != nil {
 		c.mu.Unlock()
@@ -203,7 +206,7 @@ func (c *Cache) Prepare(ctx context.Context, t *tasks.Task) (*Env, error) {
 	c.mu.Lock()
 	m := c.preparing[key]
 	if m == nil {
-		m = &sync.Mutex{}
+		m = new(syncMutex)
 		c.preparing[key] = m
 	}
 	c.mu.Unlock()
@@ -236,15 +239,26 @@ func (c *Cache) load(key string) (*Env, error) {
 	return &Env{Meta: m, Dir: dir}, nil
 }
 
-// prepareLocked prepares the environment of key, holding the cache
-// folder's lock for it so that another bench process waits.
+// prepareLocked prepares the environment of key.
 func (c *Cache) prepareLocked(ctx context.Context, t *tasks.Task, key string) (*Env, error) {
+	e, err := c.locked(ctx, key, func(tmp string) (*Meta, error) { return c.build(ctx, t, tmp) })
+	if err != nil {
+		return nil, fmt.Errorf("prepare the environment of task %s: %w", t.ID, err)
+	}
+	return e, nil
+}
+
+// locked makes the environment of key with build, in a scratch folder of
+// the cache renamed into place once complete, holding the cache folder's
+// lock for key so that another bench process making it waits and then
+// reads it.
+func (c *Cache) locked(ctx context.Context, key string, build func(tmp string) (*Meta, error)) (*Env, error) {
 	if err := os.MkdirAll(c.dir(), 0o755); err != nil {
-		return nil, fmt.Errorf("environment of task %s: %w", t.ID, err)
+		return nil, err
 	}
 	unlock, err := lockFile(ctx, filepath.Join(c.dir(), key+".lock"))
 	if err != nil {
-		return nil, fmt.Errorf("environment of task %s: %w", t.ID, err)
+		return nil, err
 	}
 	defer unlock()
 	if e, err := c.load(key); err == nil {
@@ -252,28 +266,31 @@ func (c *Cache) prepareLocked(ctx context.Context, t *tasks.Task, key string) (*
 	}
 	tmp, err := os.MkdirTemp(c.dir(), key+".tmp-")
 	if err != nil {
-		return nil, fmt.Errorf("environment of task %s: %w", t.ID, err)
+		return nil, err
 	}
 	defer os.RemoveAll(tmp)
 	start := time.Now()
-	meta, err := c.build(ctx, t, tmp)
+	meta, err := build(tmp)
 	if err != nil {
-		return nil, fmt.Errorf("prepare the environment of task %s: %w", t.ID, err)
+		return nil, err
 	}
 	meta.Key, meta.Took, meta.PreparedAt = key, time.Since(start), time.Now().UTC()
 	for _, layer := range []string{HomeLayer, ScoringLayer} {
+		if _, err := os.Stat(filepath.Join(tmp, layer)); err != nil {
+			continue
+		}
 		if err := freeze(filepath.Join(tmp, layer)); err != nil {
-			return nil, fmt.Errorf("environment of task %s: %w", t.ID, err)
+			return nil, err
 		}
 	}
 	meta.Bytes, meta.Files = size(tmp)
 	b, _ := json.MarshalIndent(meta, "", "  ")
 	if err := os.WriteFile(filepath.Join(tmp, metaFile), append(b, '\n'), 0o644); err != nil {
-		return nil, fmt.Errorf("environment of task %s: %w", t.ID, err)
+		return nil, err
 	}
 	final := filepath.Join(c.dir(), key)
 	if err := os.Rename(tmp, final); err != nil {
-		return nil, fmt.Errorf("environment of task %s: %w", t.ID, err)
+		return nil, err
 	}
 	return &Env{Meta: *meta, Dir: final, Fresh: true}, nil
 }

@@ -40,6 +40,20 @@ func (c *Cache) build(ctx context.Context, t *tasks.Task, tmp string) (*Meta, er
 	if err := t.CopyWorkspace(work); err != nil {
 		return nil, err
 	}
+	if _, err := os.Stat(filepath.Join(work, "go.mod")); err == nil && lookIn(evaluator.SystemPath(c.Spec), "go") != "" {
+		// A Go task starts from the standard library built once for all.
+		base, err := c.goBase(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if err := os.Remove(home); err != nil {
+			return nil, err
+		}
+		if err := copyTree(base, home); err != nil {
+			return nil, err
+		}
+		meta.Steps = append(meta.Steps, Step{Name: "start from the Go base environment", Command: "copy " + base})
+	}
 	user := c.Sandbox.NewUser()
 	defer c.Sandbox.KillAll(context.WithoutCancel(ctx), user) //nolint:errcheck // each step waited for its processes
 	spec := c.Spec

@@ -296,6 +296,7 @@ func verdict(res *TestResult, t *tasks.Task, out *streams, work string) {
 		return
 	}
 	res.Basis = BasisTests
+	res.Record = t.Record
 	var file []byte
 	var rerr error
 	if t.Tests.Report == tasks.ReportJUnit {
@@ -314,11 +315,12 @@ func verdict(res *TestResult, t *tasks.Task, out *streams, work string) {
 		res.Cases = cases
 	}
 	if res.ReportError != "" {
+		// Every recorded test counts as failed: none could be seen to pass.
 		res.Passed = false
+		res.Failed = t.Record.Tests()
 		res.Output += "\n[bench: " + res.ReportError + "; reward 0]"
 		return
 	}
-	res.Record = t.Record
 	ok, failed := testreport.Check(res.Cases, t.Record.Tests())
 	res.Failed = failed
 	res.Passed = exitOK && ok

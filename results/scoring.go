@@ -20,10 +20,7 @@ func saveTestResult(ctx context.Context, tx *sqlx.Tx, id int64, tr *evaluator.Te
 	if tr.Basis == evaluator.BasisTests {
 		n, p := len(tr.Cases), 0
 		if rec := tr.Record.Tests(); len(rec) > 0 {
-			n, p = len(rec), len(rec)-len(tr.Failed)
-			if tr.ReportError != "" {
-				p = 0
-			}
+			n, p = len(rec), max(len(rec)-len(tr.Failed), 0)
 		} else {
 			for _, c := range tr.Cases {
 				if c.Outcome == testreport.Pass {
