@@ -105,19 +105,27 @@ func scoredAttempt(runID string, key AttemptKey) *Attempt {
 	return a
 }
 
+// saveAndLoad saves a and reads it back.
+func saveAndLoad(t *testing.T, s *Store, a *Attempt) *StoredAttempt {
+	t.Helper()
+	id, err := s.SaveAttempt(context.Background(), a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.LoadAttempt(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
 func TestLoadAttemptReadsBackWhatWasSaved(t *testing.T) {
 	ctx := context.Background()
 	s, _ := openTemp(t)
 	run := createRun(t, s)
 	a := scoredAttempt(run.ID, AttemptKey{Arm: "strict", Task: "csv-sum", Index: 2})
-	id, err := s.SaveAttempt(ctx, a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := s.LoadAttempt(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := saveAndLoad(t, s, a)
+	id := got.ID
 	if got.Key != a.Key || got.RunID != run.ID || got.Seed != a.Seed || *got.Reward != 0 {
 		t.Errorf("attempt %+v", got.AttemptMetrics)
 	}
@@ -160,7 +168,7 @@ func TestLoadAttemptReadsBackWhatWasSaved(t *testing.T) {
 	if len(got.Extra) != 0 {
 		t.Errorf("extra tables in a store of this version: %+v", got.Extra)
 	}
-	_, err = s.LoadAttempt(ctx, id+100)
+	_, err := s.LoadAttempt(ctx, id+100)
 	var na *NoAttemptError
 	if !errors.Is(err, ErrNoAttempt) || !errors.As(err, &na) || na.ID != id+100 {
 		t.Errorf("unknown attempt: %v", err)
@@ -170,21 +178,13 @@ func TestLoadAttemptReadsBackWhatWasSaved(t *testing.T) {
 // An attempt scored on the exit status alone, and one whose tests did not
 // run, have no counts, no cases and no change.
 func TestLoadAttemptWithoutAReport(t *testing.T) {
-	ctx := context.Background()
 	s, _ := openTemp(t)
 	run := createRun(t, s)
 	for _, a := range []*Attempt{
 		finishedAttempt(run.ID, AttemptKey{Arm: "strict", Task: "csv-sum", Index: 0}, 1),
 		infraAttempt(run.ID, AttemptKey{Arm: "strict", Task: "csv-sum", Index: 1}),
 	} {
-		id, err := s.SaveAttempt(ctx, a)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := s.LoadAttempt(ctx, id)
-		if err != nil {
-			t.Fatal(err)
-		}
+		got := saveAndLoad(t, s, a)
 		if got.TestsTotal != nil || got.TestsPassed != nil || len(got.Cases) != 0 || got.Change != nil {
 			t.Errorf("%s: total %v, passed %v, cases %+v, change %+v; want none", a.Key, got.TestsTotal, got.TestsPassed, got.Cases, got.Change)
 		}
@@ -197,16 +197,22 @@ func TestLoadAttemptWithoutAReport(t *testing.T) {
 	}
 }
 
+// saveScored saves scoredAttempt #index of run's strict/csv-sum group.
+func saveScored(t *testing.T, s *Store, run string, index int) int64 {
+	t.Helper()
+	id, err := s.SaveAttempt(context.Background(), scoredAttempt(run, AttemptKey{Arm: "strict", Task: "csv-sum", Index: index}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
 // A change whose stored lists are not JSON is an error naming the column,
 // not an empty change.
 func TestLoadAttemptNamesABrokenChange(t *testing.T) {
 	ctx := context.Background()
 	s, path := openTemp(t)
-	run := createRun(t, s)
-	id, err := s.SaveAttempt(ctx, scoredAttempt(run.ID, AttemptKey{Arm: "strict", Task: "csv-sum", Index: 0}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	id := saveScored(t, s, createRun(t, s).ID, 0)
 	for _, col := range []string{"carried_json", "left_out_json"} {
 		db := rawDB(t, path)
 		if _, err := db.Exec(`UPDATE attempt_changes SET `+col+` = 'recipe.py' WHERE attempt_id = ?`, id); err != nil {
@@ -228,14 +234,7 @@ func TestLoadAttemptShowsWhatALaterSchemaAdds(t *testing.T) {
 	ctx := context.Background()
 	s, path := openTemp(t)
 	run := createRun(t, s)
-	id, err := s.SaveAttempt(ctx, scoredAttempt(run.ID, AttemptKey{Arm: "strict", Task: "csv-sum", Index: 0}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	other, err := s.SaveAttempt(ctx, scoredAttempt(run.ID, AttemptKey{Arm: "strict", Task: "csv-sum", Index: 1}))
-	if err != nil {
-		t.Fatal(err)
-	}
+	id, other := saveScored(t, s, run.ID, 0), saveScored(t, s, run.ID, 1)
 	db := rawDB(t, path)
 	for _, q := range []string{
 		`CREATE TABLE attempt_lint (attempt_id INTEGER, idx INTEGER, rule TEXT, score REAL)`,

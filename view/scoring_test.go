@@ -175,20 +175,17 @@ func TestAttemptPageShowsTheScoredChange(t *testing.T) {
 	if !strings.Contains(r, ">"+carried[0].Kind+"<") || !strings.Contains(r, ">"+byteSize(int(carried[0].Size))+"<") {
 		t.Errorf("carried file: %s", r)
 	}
+	// Added and removed lines are marked as such; every other line (file
+	// names, hunks, context) is shown too.
 	adds, dels := 0, 0
 	for _, l := range strings.Split(strings.TrimSuffix(ch.Diff, "\n"), "\n") {
-		kind := "ctx"
-		switch {
-		case strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "---"), strings.HasPrefix(l, "diff "):
-			kind = "file"
-		case strings.HasPrefix(l, "@@"):
-			kind = "hunk"
-		case strings.HasPrefix(l, "+"):
-			kind, adds = "add", adds+1
-		case strings.HasPrefix(l, "-"):
-			kind, dels = "del", dels+1
+		want := `">` + escaped(l) + `</span>`
+		if added, removed := strings.HasPrefix(l, "+") && !strings.HasPrefix(l, "+++"), strings.HasPrefix(l, "-") && !strings.HasPrefix(l, "---"); added {
+			want, adds = `<span class="add`+want, adds+1
+		} else if removed {
+			want, dels = `<span class="del`+want, dels+1
 		}
-		if want := `<span class="` + kind + `">` + escaped(l) + `</span>`; !strings.Contains(change, want) {
+		if !strings.Contains(change, want) {
 			t.Errorf("the diff lacks %s", want)
 		}
 	}
