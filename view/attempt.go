@@ -36,8 +36,9 @@ type attemptBody struct {
 	Time    timeView
 	TimeBar template.HTML
 	// Isolation says how the run isolated its commands, when that makes
-	// its rewards doubtful ("" otherwise).
-	Isolation string
+	// its rewards doubtful ("" otherwise); IsolationClass is "bad" for an
+	// unisolated run, "warn" for one whose isolation is unknown.
+	Isolation, IsolationClass string
 	// Extra is what a later schema stores with the attempt, shown as
 	// stored.
 	Extra []results.ExtraTable
@@ -168,7 +169,13 @@ func (s *Server) attemptPage(w *page, r *http.Request, store *results.Store) err
 	if b.Time.Known() {
 		b.TimeBar = timeBars([]timeView{b.Time}, 460, "where the attempt's time went")
 	}
-	if run.Isolation == "none" || run.Isolation == "" {
+	switch run.Isolation {
+	case "none":
+		b.IsolationClass = "bad"
+	case "":
+		b.IsolationClass = "warn"
+	}
+	if b.IsolationClass != "" {
 		b.Isolation = results.RunHeader{Isolation: run.Isolation}.IsolationNote()
 	}
 	b.Extra = a.Extra

@@ -373,7 +373,7 @@ func TestUnisolatedRunsAreMarked(t *testing.T) {
 		}
 		id := fixtureAttempt(t, path, "full", "recipe-trailing-dot", 0)
 		_, att := get(t, fmt.Sprintf("%s/attempts/%d", hs.URL, id))
-		if !strings.Contains(att, `id="isolation-banner">`+html.EscapeString(rep.Run.IsolationNote())) {
+		if !strings.Contains(att, `<p class="banner `+class+`" id="isolation-banner">`+html.EscapeString(rep.Run.IsolationNote())) {
 			t.Errorf("isolation %q: the attempt page does not say it", iso)
 		}
 	}
