@@ -70,7 +70,7 @@ func newScoringView(a *results.StoredAttempt) *scoringView {
 	v := &scoringView{}
 	if t := a.Test; t != nil {
 		v.ReportError = t.ReportError
-		v.Basis, v.ExitStatusOnly = basisText(t.Basis, a.TestsTotal, a.TestsPassed, a.Cases)
+		v.Basis, v.ExitStatusOnly = basisText(t.Basis, t.ReportError, a.TestsTotal, a.TestsPassed, a.Cases)
 	}
 	counts := map[testreport.Outcome]int{}
 	for _, c := range a.Cases {
@@ -110,11 +110,17 @@ func newScoringView(a *results.StoredAttempt) *scoringView {
 }
 
 // basisText says what a reward rests on: the recorded tests (or the
-// reported ones, for a task without a record) or the exit status alone.
-func basisText(basis string, total, passed *int, cases []results.TestCase) (string, bool) {
-	if basis != evaluator.BasisTests {
+// reported ones, for a task without a record), a report that could not be
+// read, or the exit status alone.
+func basisText(basis, reportError string, total, passed *int, cases []results.TestCase) (string, bool) {
+	switch {
+	case basis != evaluator.BasisTests:
 		return "The reward rests on the exit status alone: the task's tests give no per-test report, " +
 			"and any code the tests import can forge an exit status.", true
+	case reportError != "":
+		// The verdict stops at the report: the store holds no case of it
+		// and counts no recorded test.
+		return "The reward rests on the task's per-test report, and it could not be read: no test counts as passed.", false
 	}
 	lists := map[string]int{}
 	for _, c := range cases {

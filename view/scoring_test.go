@@ -230,7 +230,10 @@ func TestAttemptPageSaysWhatTheRewardRestsOn(t *testing.T) {
 		}, []string{`<p id="basis" class="basis warn">The reward rests on the exit status alone`}, []string{`id="verdicts-table"`}},
 		{"report error", []string{
 			`UPDATE test_results SET report_error = 'unittest: no test result line', passed = 0 WHERE attempt_id = ?`,
-		}, []string{`id="report-error"`, "The per-test report could not be read, so the reward is 0: unittest: no test result line"}, nil},
+			`DELETE FROM test_cases WHERE attempt_id = ?`,
+			`UPDATE test_results SET tests_total = 0, tests_passed = 0 WHERE attempt_id = ?`,
+		}, []string{`id="report-error"`, "The per-test report could not be read, so the reward is 0: unittest: no test result line",
+			"The reward rests on the task&#39;s per-test report, and it could not be read"}, []string{"has no record", `id="verdicts-table"`}},
 		{"timeout", []string{
 			`UPDATE test_results SET timed_out = 1, exit_code = -1, ref_duration_ms = 1234.5 WHERE attempt_id = ?`,
 		}, []string{`id="ref-duration"`, "its tests took 1.2s right after, in the same prepared environment"}, nil},
