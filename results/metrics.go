@@ -303,6 +303,13 @@ func (t *TimeSplit) add(a Times) {
 	t.HarnessMS += ms(a.Harness)
 }
 
+// Split is t in milliseconds, as a report sums it: one attempt's split.
+func (t Times) Split() TimeSplit {
+	var s TimeSplit
+	s.add(t)
+	return s
+}
+
 // Dominant names the part that took the most time ("model", "tools",
 // "hidden tests" or "harness") and its share; "" when nothing was timed.
 func (t TimeSplit) Dominant() (string, float64) {

@@ -145,6 +145,31 @@ type RunHeader struct {
 	ExitStatusOnly []string `json:"exit_status_only"`
 }
 
+// IsolationNote says how the run's commands were isolated, as every
+// report words it: a warning for an unisolated run (Isolation "none")
+// and for one whose isolation was not recorded ("").
+func (h RunHeader) IsolationNote() string {
+	switch h.Isolation {
+	case "none":
+		return "UNISOLATED: run with --sandbox off: the agent's commands and the hidden tests ran on the host; " +
+			"an agent could reach the hidden tests or forge its reward, so these rewards are not to be trusted"
+	case "":
+		return "isolation not recorded (a run stored before bench 0.2): its rewards were scored in the agent's own workspace"
+	}
+	return "isolation " + h.Isolation
+}
+
+// ExitStatusNote names the tasks whose rewards rest on the exit status
+// alone, as every report words it; "" when there are none.
+func (h RunHeader) ExitStatusNote() string {
+	n := len(h.ExitStatusOnly)
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("rewards rest on the exit status alone for %s: %s (no per-test report)",
+		plural(n, "task"), strings.Join(h.ExitStatusOnly, ", "))
+}
+
 // AdvantageInfo says which advantages the store holds for a run.
 type AdvantageInfo struct {
 	// Methods are the methods of the stored advantages, sorted; one
@@ -879,18 +904,9 @@ func (r *Report) writeHeader(b *bytes.Buffer, md bool) {
 		fmt.Sprintf("arms (%d) %s  tasks %d", len(h.Arms), strings.Join(h.Arms, ", "), len(h.Tasks)),
 		when,
 	}
-	switch h.Isolation {
-	case "none":
-		lines = append(lines, "UNISOLATED: run with --sandbox off: the agent's commands and the hidden tests ran on the host; "+
-			"an agent could reach the hidden tests or forge its reward, so these rewards are not to be trusted")
-	case "":
-		lines = append(lines, "isolation not recorded (a run stored before bench 0.2): its rewards were scored in the agent's own workspace")
-	default:
-		lines = append(lines, "isolation "+h.Isolation)
-	}
-	if n := len(h.ExitStatusOnly); n > 0 {
-		lines = append(lines, fmt.Sprintf("rewards rest on the exit status alone for %s: %s (no per-test report)",
-			plural(n, "task"), strings.Join(h.ExitStatusOnly, ", ")))
+	lines = append(lines, h.IsolationNote())
+	if l := h.ExitStatusNote(); l != "" {
+		lines = append(lines, l)
 	}
 	if h.Shard != "" {
 		lines = append(lines, "shard "+h.Shard+" of the plan: its groups are partial and it has no advantages; "+

@@ -13,6 +13,7 @@ import (
 
 	"github.com/benchhq/bench/agent"
 	"github.com/benchhq/bench/evaluator"
+	"github.com/benchhq/bench/evaluator/testreport"
 )
 
 // This file holds the queries of the web view (`bench view`): every SQL
@@ -44,6 +45,10 @@ type RunListing struct {
 	// FinishedAt is when the run ended; nil while it runs (or if its
 	// process died).
 	FinishedAt *time.Time
+	// Isolation is how the run's commands were isolated (runs.isolation):
+	// "bubblewrap VERSION", "none" for an unisolated run (--sandbox off),
+	// "" for a run stored before bench said.
+	Isolation string
 }
 
 // RunList lists every run, newest first, as RunStats does, with the
@@ -61,10 +66,11 @@ func (s *Store) RunList(ctx context.Context) ([]RunListing, error) {
 		return nil, fmt.Errorf("list runs in %s: arms: %w", s.path, err)
 	}
 	var ends []struct {
-		ID       string         `db:"id"`
-		Finished sql.NullString `db:"finished_at"`
+		ID        string         `db:"id"`
+		Finished  sql.NullString `db:"finished_at"`
+		Isolation string         `db:"isolation"`
 	}
-	if err := s.db.SelectContext(ctx, &ends, `SELECT id, finished_at FROM runs`); err != nil {
+	if err := s.db.SelectContext(ctx, &ends, `SELECT id, finished_at, isolation FROM runs`); err != nil {
 		return nil, fmt.Errorf("list runs in %s: ends: %w", s.path, err)
 	}
 	names := map[string][]string{}
@@ -72,7 +78,9 @@ func (s *Store) RunList(ctx context.Context) ([]RunListing, error) {
 		names[a.RunID] = append(names[a.RunID], a.Name)
 	}
 	end := map[string]*time.Time{}
+	isolation := map[string]string{}
 	for _, e := range ends {
+		isolation[e.ID] = e.Isolation
 		if !e.Finished.Valid {
 			continue
 		}
@@ -84,7 +92,7 @@ func (s *Store) RunList(ctx context.Context) ([]RunListing, error) {
 	}
 	out := make([]RunListing, len(stats))
 	for i, st := range stats {
-		out[i] = RunListing{RunStat: st, ArmNames: names[st.ID], FinishedAt: end[st.ID]}
+		out[i] = RunListing{RunStat: st, ArmNames: names[st.ID], FinishedAt: end[st.ID], Isolation: isolation[st.ID]}
 	}
 	return out, nil
 }
@@ -145,14 +153,48 @@ type StoredAttempt struct {
 	// ModelTurns and Calls are the model turns and tool calls, in order.
 	ModelTurns []agent.Turn
 	Calls      []agent.CallRecord
-	// Test is the hidden tests' result; nil if they did not run.
+	// Test is the hidden tests' result as test_results holds it (its
+	// basis, report error and the reference solution's time included);
+	// nil if they did not run. Its Cases, Failed, Change and Record are
+	// not filled: the store keeps them as Cases and Change below.
 	Test *evaluator.TestResult
+	// TestsTotal and TestsPassed count the tests the reward rests on (the
+	// task's recorded tests, or the reported ones for a task without a
+	// record) and those that passed; nil when the reward rests on the exit
+	// status alone.
+	TestsTotal, TestsPassed *int
+	// Cases are the outcome of each test, sorted by test: every test the
+	// report gave, and every recorded test it left out (CaseMissing).
+	Cases []TestCase
+	// Change is what of the agent's workspace was carried into scoring,
+	// and what was left out; nil when the store holds none (the tests did
+	// not run, or the attempt was stored before bench kept it).
+	Change *evaluator.Change
 	// Servers are the MCP servers attached to the attempt.
 	Servers []ServerLog
 	// Extra holds, for this attempt, the rows of tables and the values of
 	// columns that this bench does not know (a later schema version's):
 	// shown as they are rather than hidden.
 	Extra []ExtraTable
+}
+
+// CaseMissing is the outcome of a recorded test that the report did not
+// name (test_cases.outcome): it counts as not passed.
+const CaseMissing testreport.Outcome = "missing"
+
+// TestCase is one test's outcome in an attempt (a row of test_cases).
+type TestCase struct {
+	// Test names the test as its report does.
+	Test string
+	// Outcome is testreport.Pass, Fail, Skip, or CaseMissing.
+	Outcome testreport.Outcome
+	// Recorded says which list of the task's record holds the test:
+	// "fail_to_pass", "pass_to_pass", or "" (on none).
+	Recorded string
+	// Duration is the test's own time, when the report gives it.
+	Duration time.Duration
+	// Message is the start of the failure's text, when the report gives it.
+	Message string
 }
 
 // ExtraTable is a table, or the unknown columns of a known table, with
@@ -170,8 +212,12 @@ type ExtraTable struct {
 var knownColumns = map[string][]string{
 	"attempts": {"id", "run_id", "arm", "task_id", "idx", "seed", "status", "stop_reason", "reward",
 		"advantage", "advantage_method", "turns", "tool_calls", "prompt_tokens", "completion_tokens",
-		"wall_ms", "started_at", "finished_at", "tries", "error", "tools_json"},
-	"test_results":    {"attempt_id", "command", "exit_code", "passed", "timed_out", "output", "duration_ms"},
+		"wall_ms", "started_at", "finished_at", "tries", "error", "tools_json",
+		"model_ms", "tool_ms", "test_ms", "harness_ms"},
+	"test_results": {"attempt_id", "command", "exit_code", "passed", "timed_out", "output", "duration_ms",
+		"basis", "report_error", "tests_total", "tests_passed", "ref_duration_ms"},
+	"test_cases":      nil,
+	"attempt_changes": nil,
 	"turns":           nil,
 	"messages":        nil,
 	"tool_calls":      nil,
@@ -202,7 +248,8 @@ func (s *Store) loadAttempt(ctx context.Context, id int64) (*StoredAttempt, erro
 	}
 	err := s.db.GetContext(ctx, &row, `SELECT a.id, a.run_id, a.arm, a.task_id, a.idx, a.seed, a.status,
 			a.stop_reason, a.reward, a.advantage, a.advantage_method, a.turns, a.tool_calls,
-			a.prompt_tokens, a.completion_tokens, a.wall_ms, a.started_at, a.finished_at, a.tries, a.error,
+			a.prompt_tokens, a.completion_tokens, a.wall_ms, a.model_ms, a.tool_ms, a.test_ms, a.harness_ms,
+			a.started_at, a.finished_at, a.tries, a.error,
 			(SELECT count(*) FROM tool_calls c WHERE c.attempt_id = a.id AND c.decision = 'deny') AS denials,
 			(SELECT count(*) FROM turns u WHERE u.attempt_id = a.id AND u.truncated = 1) AS truncated
 		FROM attempts a WHERE a.id = ?`, id)
@@ -233,7 +280,13 @@ func (s *Store) loadAttempt(ctx context.Context, id int64) (*StoredAttempt, erro
 	if a.Calls, err = s.attemptCalls(ctx, id); err != nil {
 		return nil, err
 	}
-	if a.Test, err = s.attemptTest(ctx, id); err != nil {
+	if a.Test, a.TestsTotal, a.TestsPassed, err = s.attemptTest(ctx, id); err != nil {
+		return nil, err
+	}
+	if a.Cases, err = s.attemptCases(ctx, id); err != nil {
+		return nil, err
+	}
+	if a.Change, err = s.attemptChange(ctx, id); err != nil {
 		return nil, err
 	}
 	if a.Servers, err = s.attemptServers(ctx, id); err != nil {
@@ -258,9 +311,10 @@ func (s *Store) attemptTurns(ctx context.Context, id int64) ([]agent.Turn, error
 		DoneReason string  `db:"done_reason"`
 		ToolCalls  int     `db:"tool_calls"`
 		Truncated  bool    `db:"truncated"`
+		Endpoint   string  `db:"endpoint"`
 	}
 	if err := s.db.SelectContext(ctx, &rows, `SELECT idx, prompt_tokens, completion_tokens, total_ns, load_ns,
-		prompt_eval_ns, eval_ns, wall_ms, done_reason, tool_calls, truncated
+		prompt_eval_ns, eval_ns, wall_ms, done_reason, tool_calls, truncated, endpoint
 		FROM turns WHERE attempt_id = ? ORDER BY idx`, id); err != nil {
 		return nil, fmt.Errorf("read turns: %w", err)
 	}
@@ -269,7 +323,8 @@ func (s *Store) attemptTurns(ctx context.Context, id int64) ([]agent.Turn, error
 		out[i] = agent.Turn{Index: r.Index, PromptTokens: r.Prompt, CompletionTokens: r.Completion,
 			TotalDuration: time.Duration(r.TotalNS), LoadDuration: time.Duration(r.LoadNS),
 			PromptDuration: time.Duration(r.PromptNS), EvalDuration: time.Duration(r.EvalNS),
-			Wall: fromMillis(r.WallMS), DoneReason: r.DoneReason, ToolCalls: r.ToolCalls, Truncated: r.Truncated}
+			Wall: fromMillis(r.WallMS), DoneReason: r.DoneReason, ToolCalls: r.ToolCalls, Truncated: r.Truncated,
+			Endpoint: r.Endpoint}
 	}
 	return out, nil
 }
@@ -305,25 +360,86 @@ func (s *Store) attemptCalls(ctx context.Context, id int64) ([]agent.CallRecord,
 	return out, nil
 }
 
-func (s *Store) attemptTest(ctx context.Context, id int64) (*evaluator.TestResult, error) {
+func (s *Store) attemptTest(ctx context.Context, id int64) (*evaluator.TestResult, *int, *int, error) {
 	var r struct {
-		Command  string  `db:"command"`
-		ExitCode int     `db:"exit_code"`
-		Passed   bool    `db:"passed"`
-		TimedOut bool    `db:"timed_out"`
-		Output   string  `db:"output"`
-		DurMS    float64 `db:"duration_ms"`
+		Command     string          `db:"command"`
+		ExitCode    int             `db:"exit_code"`
+		Passed      bool            `db:"passed"`
+		TimedOut    bool            `db:"timed_out"`
+		Output      string          `db:"output"`
+		DurMS       float64         `db:"duration_ms"`
+		Basis       string          `db:"basis"`
+		ReportError string          `db:"report_error"`
+		Total       sql.NullInt64   `db:"tests_total"`
+		Passes      sql.NullInt64   `db:"tests_passed"`
+		RefMS       sql.NullFloat64 `db:"ref_duration_ms"`
 	}
-	err := s.db.GetContext(ctx, &r, `SELECT command, exit_code, passed, timed_out, output, duration_ms
+	err := s.db.GetContext(ctx, &r, `SELECT command, exit_code, passed, timed_out, output, duration_ms,
+		basis, report_error, tests_total, tests_passed, ref_duration_ms
 		FROM test_results WHERE attempt_id = ?`, id)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return nil, nil, nil, nil
+	case err != nil:
+		return nil, nil, nil, fmt.Errorf("read test result: %w", err)
+	}
+	tr := &evaluator.TestResult{Command: r.Command, ExitCode: r.ExitCode, Passed: r.Passed, TimedOut: r.TimedOut,
+		Output: r.Output, Duration: fromMillis(r.DurMS), RefDuration: msDuration(r.RefMS),
+		Basis: r.Basis, ReportError: r.ReportError}
+	count := func(v sql.NullInt64) *int {
+		if !v.Valid {
+			return nil
+		}
+		n := int(v.Int64)
+		return &n
+	}
+	return tr, count(r.Total), count(r.Passes), nil
+}
+
+func (s *Store) attemptCases(ctx context.Context, id int64) ([]TestCase, error) {
+	var rows []struct {
+		Test     string  `db:"test"`
+		Outcome  string  `db:"outcome"`
+		Recorded string  `db:"recorded"`
+		DurMS    float64 `db:"duration_ms"`
+		Message  string  `db:"message"`
+	}
+	if err := s.db.SelectContext(ctx, &rows, `SELECT test, outcome, recorded, duration_ms, message
+		FROM test_cases WHERE attempt_id = ? ORDER BY idx`, id); err != nil {
+		return nil, fmt.Errorf("read test cases: %w", err)
+	}
+	out := make([]TestCase, len(rows))
+	for i, r := range rows {
+		out[i] = TestCase{Test: r.Test, Outcome: testreport.Outcome(r.Outcome), Recorded: r.Recorded,
+			Duration: fromMillis(r.DurMS), Message: r.Message}
+	}
+	return out, nil
+}
+
+func (s *Store) attemptChange(ctx context.Context, id int64) (*evaluator.Change, error) {
+	var r struct {
+		Carried string `db:"carried_json"`
+		Diff    string `db:"diff"`
+		DiffCut int    `db:"diff_cut"`
+		LeftOut string `db:"left_out_json"`
+		More    int    `db:"left_out_more"`
+	}
+	err := s.db.GetContext(ctx, &r, `SELECT carried_json, diff, diff_cut, left_out_json, left_out_more
+		FROM attempt_changes WHERE attempt_id = ?`, id)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return nil, nil
 	case err != nil:
-		return nil, fmt.Errorf("read test result: %w", err)
+		return nil, fmt.Errorf("read the change: %w", err)
 	}
-	return &evaluator.TestResult{Command: r.Command, ExitCode: r.ExitCode, Passed: r.Passed, TimedOut: r.TimedOut,
-		Output: r.Output, Duration: fromMillis(r.DurMS)}, nil
+	c := &evaluator.Change{Diff: r.Diff, DiffCut: r.DiffCut, LeftOutMore: r.More}
+	if err := json.Unmarshal([]byte(r.Carried), &c.Carried); err != nil {
+		return nil, fmt.Errorf("read the change: column attempt_changes.carried_json: expected a JSON list of {path, kind, size}: %w", err)
+	}
+	if err := json.Unmarshal([]byte(r.LeftOut), &c.LeftOut); err != nil {
+		return nil, fmt.Errorf("read the change: column attempt_changes.left_out_json: expected a JSON list of {path, reason}: %w", err)
+	}
+	return c, nil
 }
 
 func (s *Store) attemptServers(ctx context.Context, id int64) ([]ServerLog, error) {

@@ -3,9 +3,16 @@ package results
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/benchhq/bench/evaluator"
+	"github.com/benchhq/bench/evaluator/testreport"
+	"github.com/benchhq/bench/tasks"
 )
 
 // A report reads a run's attempts through the indexes of migration 3, and
@@ -74,21 +81,56 @@ func TestAttemptMetricsOrderAndCounts(t *testing.T) {
 	}
 }
 
+// scoredAttempt is an attempt whose hidden tests gave a per-test report
+// against the task's record, ran past their timeout, and left a change.
+func scoredAttempt(runID string, key AttemptKey) *Attempt {
+	a := finishedAttempt(runID, key, 0)
+	a.Test = &evaluator.TestResult{Command: "python3 -m unittest -v test_hidden", ExitCode: -1, TimedOut: true,
+		Output: "test_a ... ok\n", Duration: 60 * time.Second, RefDuration: 1250 * time.Millisecond, Basis: evaluator.BasisTests,
+		Cases: []testreport.Case{
+			{ID: "t.A.test_a", Outcome: testreport.Pass, Duration: 3 * time.Millisecond},
+			{ID: "t.A.test_b", Outcome: testreport.Fail, Message: "AssertionError: '2 eggs.' != '2 eggs'"},
+			{ID: "t.A.test_extra", Outcome: testreport.Skip},
+		},
+		Failed: []string{"t.A.test_b", "t.A.test_c"},
+		Record: &tasks.Record{FailToPass: []string{"t.A.test_b", "t.A.test_c"}, PassToPass: []string{"t.A.test_a"}},
+		Change: &evaluator.Change{
+			Carried:     []evaluator.FileChange{{Path: "recipe.py", Kind: "modified", Size: 2297}, {Path: "notes.py", Kind: "added", Size: 12}},
+			Diff:        "--- a/recipe.py\n+++ b/recipe.py\n@@ -1 +1 @@\n-x\n+y\n",
+			DiffCut:     17,
+			LeftOut:     []evaluator.LeftOut{{Path: "__pycache__/", Reason: tasks.LeftOutCache}},
+			LeftOutMore: 3,
+		},
+	}
+	return a
+}
+
+// saveAndLoad saves a and reads it back.
+func saveAndLoad(t *testing.T, s *Store, a *Attempt) *StoredAttempt {
+	t.Helper()
+	id, err := s.SaveAttempt(context.Background(), a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.LoadAttempt(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
 func TestLoadAttemptReadsBackWhatWasSaved(t *testing.T) {
 	ctx := context.Background()
 	s, _ := openTemp(t)
 	run := createRun(t, s)
-	a := finishedAttempt(run.ID, AttemptKey{Arm: "strict", Task: "csv-sum", Index: 2}, 1)
-	id, err := s.SaveAttempt(ctx, a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := s.LoadAttempt(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.Key != a.Key || got.RunID != run.ID || got.Seed != a.Seed || *got.Reward != 1 {
+	a := scoredAttempt(run.ID, AttemptKey{Arm: "strict", Task: "csv-sum", Index: 2})
+	got := saveAndLoad(t, s, a)
+	id := got.ID
+	if got.Key != a.Key || got.RunID != run.ID || got.Seed != a.Seed || *got.Reward != 0 {
 		t.Errorf("attempt %+v", got.AttemptMetrics)
+	}
+	if got.Times != a.Times() || got.Times.Tests != 60*time.Second+1250*time.Millisecond {
+		t.Errorf("times: got %+v, want %+v", got.Times, a.Times())
 	}
 	if !reflect.DeepEqual(got.ModelTurns, a.Trajectory.Turns) {
 		t.Errorf("turns:\n got %+v\nwant %+v", got.ModelTurns, a.Trajectory.Turns)
@@ -96,8 +138,26 @@ func TestLoadAttemptReadsBackWhatWasSaved(t *testing.T) {
 	if !reflect.DeepEqual(got.Calls, a.Trajectory.Calls) {
 		t.Errorf("calls:\n got %+v\nwant %+v", got.Calls, a.Trajectory.Calls)
 	}
-	if !reflect.DeepEqual(got.Test, a.Test) {
-		t.Errorf("test: got %+v, want %+v", got.Test, a.Test)
+	// The test result's row; its cases and change are read apart.
+	want := *a.Test
+	want.Cases, want.Failed, want.Change, want.Record = nil, nil, nil, nil
+	if !reflect.DeepEqual(got.Test, &want) {
+		t.Errorf("test:\n got %+v\nwant %+v", got.Test, &want)
+	}
+	if got.TestsTotal == nil || got.TestsPassed == nil || *got.TestsTotal != 3 || *got.TestsPassed != 1 {
+		t.Errorf("tests total %v, passed %v; want 3 recorded tests, 1 passed", got.TestsTotal, got.TestsPassed)
+	}
+	wantCases := []TestCase{
+		{Test: "t.A.test_a", Outcome: testreport.Pass, Recorded: "pass_to_pass", Duration: 3 * time.Millisecond},
+		{Test: "t.A.test_b", Outcome: testreport.Fail, Recorded: "fail_to_pass", Message: "AssertionError: '2 eggs.' != '2 eggs'"},
+		{Test: "t.A.test_c", Outcome: CaseMissing, Recorded: "fail_to_pass"},
+		{Test: "t.A.test_extra", Outcome: testreport.Skip},
+	}
+	if !reflect.DeepEqual(got.Cases, wantCases) {
+		t.Errorf("cases:\n got %+v\nwant %+v", got.Cases, wantCases)
+	}
+	if !reflect.DeepEqual(got.Change, a.Test.Change) {
+		t.Errorf("change:\n got %+v\nwant %+v", got.Change, a.Test.Change)
 	}
 	if len(got.Messages) != len(a.Trajectory.Messages) || got.Messages[2].ToolCalls[0].Function.Name != "read_file" {
 		t.Errorf("messages: %+v", got.Messages)
@@ -108,10 +168,102 @@ func TestLoadAttemptReadsBackWhatWasSaved(t *testing.T) {
 	if len(got.Extra) != 0 {
 		t.Errorf("extra tables in a store of this version: %+v", got.Extra)
 	}
-	_, err = s.LoadAttempt(ctx, id+100)
+	_, err := s.LoadAttempt(ctx, id+100)
 	var na *NoAttemptError
-	if !errors.As(err, &na) || na.ID != id+100 || !errors.Is(err, ErrNoAttempt) {
+	if !errors.Is(err, ErrNoAttempt) || !errors.As(err, &na) || na.ID != id+100 {
 		t.Errorf("unknown attempt: %v", err)
+	}
+}
+
+// An attempt scored on the exit status alone, and one whose tests did not
+// run, have no counts, no cases and no change.
+func TestLoadAttemptWithoutAReport(t *testing.T) {
+	s, _ := openTemp(t)
+	run := createRun(t, s)
+	for _, a := range []*Attempt{
+		finishedAttempt(run.ID, AttemptKey{Arm: "strict", Task: "csv-sum", Index: 0}, 1),
+		infraAttempt(run.ID, AttemptKey{Arm: "strict", Task: "csv-sum", Index: 1}),
+	} {
+		got := saveAndLoad(t, s, a)
+		if got.TestsTotal != nil || got.TestsPassed != nil || len(got.Cases) != 0 || got.Change != nil {
+			t.Errorf("%s: total %v, passed %v, cases %+v, change %+v; want none", a.Key, got.TestsTotal, got.TestsPassed, got.Cases, got.Change)
+		}
+		if a.Test != nil && got.Test.Basis != evaluator.BasisExitStatus {
+			t.Errorf("%s: basis %q, want %q", a.Key, got.Test.Basis, evaluator.BasisExitStatus)
+		}
+		if a.Test == nil && got.Test != nil {
+			t.Errorf("%s: a test result for tests that did not run: %+v", a.Key, got.Test)
+		}
+	}
+}
+
+// saveScored saves scoredAttempt #index of run's strict/csv-sum group.
+func saveScored(t *testing.T, s *Store, run string, index int) int64 {
+	t.Helper()
+	id, err := s.SaveAttempt(context.Background(), scoredAttempt(run, AttemptKey{Arm: "strict", Task: "csv-sum", Index: index}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// A change whose stored lists are not JSON is an error naming the column,
+// not an empty change.
+func TestLoadAttemptNamesABrokenChange(t *testing.T) {
+	ctx := context.Background()
+	s, path := openTemp(t)
+	id := saveScored(t, s, createRun(t, s).ID, 0)
+	for _, col := range []string{"carried_json", "left_out_json"} {
+		db := rawDB(t, path)
+		if _, err := db.Exec(`UPDATE attempt_changes SET `+col+` = 'recipe.py' WHERE attempt_id = ?`, id); err != nil {
+			t.Fatal(err)
+		}
+		_, err := s.LoadAttempt(ctx, id)
+		if err == nil || !strings.Contains(err.Error(), "attempt_changes."+col) {
+			t.Errorf("%s not JSON: %v", col, err)
+		}
+		if _, err := db.Exec(`UPDATE attempt_changes SET `+col+` = '[]' WHERE attempt_id = ?`, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// What a later schema adds (a table keyed by attempt_id, a column of
+// attempts or test_results) is read back as it is, and nothing else.
+func TestLoadAttemptShowsWhatALaterSchemaAdds(t *testing.T) {
+	ctx := context.Background()
+	s, path := openTemp(t)
+	run := createRun(t, s)
+	id, other := saveScored(t, s, run.ID, 0), saveScored(t, s, run.ID, 1)
+	db := rawDB(t, path)
+	for _, q := range []string{
+		`CREATE TABLE attempt_lint (attempt_id INTEGER, idx INTEGER, rule TEXT, score REAL)`,
+		fmt.Sprintf(`INSERT INTO attempt_lint VALUES (%d, 0, 'E501', 0.5), (%d, 1, 'W291', NULL), (%d, 0, 'other', 1)`, id, id, other),
+		`ALTER TABLE attempts ADD COLUMN gpu TEXT`,
+		fmt.Sprintf(`UPDATE attempts SET gpu = 'A100' WHERE id = %d`, id),
+		`ALTER TABLE test_results ADD COLUMN coverage REAL`,
+		fmt.Sprintf(`UPDATE test_results SET coverage = 0.75 WHERE attempt_id = %d`, id),
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	got, err := s.LoadAttempt(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []ExtraTable{
+		{Name: "attempt_lint", Columns: []string{"attempt_id", "idx", "rule", "score"},
+			Rows: [][]string{{strconv.FormatInt(id, 10), "0", "E501", "0.5"}, {strconv.FormatInt(id, 10), "1", "W291", ""}}},
+		{Name: "attempts", Columns: []string{"gpu"}, Rows: [][]string{{"A100"}}},
+		{Name: "test_results", Columns: []string{"coverage"}, Rows: [][]string{{"0.75"}}},
+	}
+	if !reflect.DeepEqual(got.Extra, want) {
+		t.Errorf("extra:\n got %+v\nwant %+v", got.Extra, want)
+	}
+	// The known tables are still read as themselves.
+	if len(got.Cases) != 4 || got.Change == nil || got.Change.DiffCut != 17 {
+		t.Errorf("cases %d, change %+v", len(got.Cases), got.Change)
 	}
 }
 

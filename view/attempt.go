@@ -3,11 +3,10 @@ package view
 import (
 	"encoding/json"
 	"fmt"
+	"html/template"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/benchhq/bench/agent"
 	"github.com/benchhq/bench/agent/mcp"
@@ -30,14 +29,19 @@ type attemptBody struct {
 	Servers      []serverView
 	TestOutput   folded
 	ErrorText    folded
-	// Verdicts, Diffs and Extra are what a later schema stores with the
-	// attempt: per-test verdicts, the agent's change as a diff, and
-	// anything else, shown as stored.
-	Verdicts []results.ExtraTable
-	Diffs    []diffView
-	Extra    []results.ExtraTable
-	// TurnTotals sum the turns' timings.
-	ModelTime, ToolTime string
+	// Scoring is what the reward rests on: its basis, the per-test
+	// verdicts, the agent's change.
+	Scoring *scoringView
+	// Time is where the attempt's time went, as stored; TimeBar draws it.
+	Time    timeView
+	TimeBar template.HTML
+	// Isolation says how the run isolated its commands, when that makes
+	// its rewards doubtful ("" otherwise); IsolationClass is "bad" for an
+	// unisolated run, "warn" for one whose isolation is unknown.
+	Isolation, IsolationClass string
+	// Extra is what a later schema stores with the attempt, shown as
+	// stored.
+	Extra []results.ExtraTable
 }
 
 // step is one message of the conversation, with what the store holds
@@ -121,14 +125,6 @@ type serverView struct {
 	CatalogErr string
 }
 
-// diffView is a stored diff and what else its row holds.
-type diffView struct {
-	Source string
-	Lines  []diffLine
-	Size   int
-	Fields [][2]string
-}
-
 func (s *Server) attemptPage(w *page, r *http.Request, store *results.Store) error {
 	ctx := r.Context()
 	id, err := attemptID(r)
@@ -168,15 +164,21 @@ func (s *Server) attemptPage(w *page, r *http.Request, store *results.Store) err
 	if a.Test != nil {
 		b.TestOutput = fold(a.Test.Output)
 	}
-	b.extra(a.Extra)
-	var model, tools time.Duration
-	for _, t := range a.ModelTurns {
-		model += t.Wall
+	b.Scoring = newScoringView(a)
+	b.Time = attemptTimes(a.Times)
+	if b.Time.Known() {
+		b.TimeBar = timeBars([]timeView{b.Time}, 460, "where the attempt's time went")
 	}
-	for _, c := range a.Calls {
-		tools += c.Duration
+	switch run.Isolation {
+	case "none":
+		b.IsolationClass = "bad"
+	case "":
+		b.IsolationClass = "warn"
 	}
-	b.ModelTime, b.ToolTime = duration(model), duration(tools)
+	if b.IsolationClass != "" {
+		b.Isolation = results.RunHeader{Isolation: run.Isolation}.IsolationNote()
+	}
+	b.Extra = a.Extra
 	return s.render(w, "attempt", fmt.Sprintf("Attempt %d: %s", a.ID, a.Key), b)
 }
 
@@ -241,38 +243,6 @@ func (b *attemptBody) tools(raw json.RawMessage) {
 	}
 }
 
-// extra sorts what a later schema stores with the attempt: tables of
-// per-test outcomes (a name with "verdict" or "test"), diffs (a table or
-// column with "diff" in its name), and the rest.
-func (b *attemptBody) extra(tables []results.ExtraTable) {
-	for _, t := range tables {
-		name := strings.ToLower(t.Name)
-		diffCol := -1
-		for i, c := range t.Columns {
-			if strings.Contains(strings.ToLower(c), "diff") {
-				diffCol = i
-				break
-			}
-		}
-		switch {
-		case diffCol >= 0:
-			for _, row := range t.Rows {
-				d := diffView{Source: t.Name + "." + t.Columns[diffCol], Lines: diffLines(row[diffCol]), Size: len(row[diffCol])}
-				for i, c := range t.Columns {
-					if i != diffCol && c != "attempt_id" && row[i] != "" {
-						d.Fields = append(d.Fields, [2]string{c, row[i]})
-					}
-				}
-				b.Diffs = append(b.Diffs, d)
-			}
-		case strings.Contains(name, "verdict") || strings.Contains(name, "test"):
-			b.Verdicts = append(b.Verdicts, withoutColumn(t, "attempt_id"))
-		default:
-			b.Extra = append(b.Extra, t)
-		}
-	}
-}
-
 // verdictClass colours a value that reads as a test outcome.
 func verdictClass(v string) string {
 	switch strings.ToLower(v) {
@@ -282,6 +252,8 @@ func verdictClass(v string) string {
 		return "fail"
 	case "skip", "skipped":
 		return "skip"
+	case "missing":
+		return "missing"
 	}
 	return ""
 }
@@ -336,23 +308,20 @@ func (s *Server) attemptText(w *page, r *http.Request, store *results.Store) err
 		text = a.Test.Output
 	case "error":
 		text = a.Error
+	case "diff":
+		if a.Change == nil {
+			return notFound("No change", "attempt %d has no stored change", id)
+		}
+		text = a.Change.Diff
+	case "case":
+		if err := index(len(a.Cases)); err != nil {
+			return err
+		}
+		text = a.Cases[i].Message
 	default:
-		return badRequest("part %q: expected message, thinking, result, args, stderr, test or error", part)
+		return badRequest("part %q: expected message, thinking, result, args, stderr, test, diff, case or error", part)
 	}
 	w.contentType = "text/plain; charset=utf-8"
 	_, err = w.WriteString(text)
 	return err
-}
-
-// withoutColumn returns t without the column named col.
-func withoutColumn(t results.ExtraTable, col string) results.ExtraTable {
-	i := slices.Index(t.Columns, col)
-	if i < 0 {
-		return t
-	}
-	out := results.ExtraTable{Name: t.Name, Columns: slices.Delete(slices.Clone(t.Columns), i, i+1)}
-	for _, r := range t.Rows {
-		out.Rows = append(out.Rows, slices.Delete(slices.Clone(r), i, i+1))
-	}
-	return out
 }

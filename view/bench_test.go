@@ -18,8 +18,10 @@ import (
 
 	"github.com/benchhq/bench/agent"
 	"github.com/benchhq/bench/evaluator"
+	"github.com/benchhq/bench/evaluator/testreport"
 	"github.com/benchhq/bench/results"
 	"github.com/benchhq/bench/runner"
+	"github.com/benchhq/bench/tasks"
 )
 
 // The benchmarks render the pages of a big store: the runs page, a run
@@ -52,9 +54,10 @@ func bigStore(tb testing.TB) (path string, n int) {
 	if dir == "" {
 		dir = os.TempDir()
 	}
-	// Named by the schema version too: a store of another version is not
+	// Named by the schema version and the revision of its content too: a
+	// store of another version, or written by an older bigStore, is not
 	// reused.
-	path = filepath.Join(dir, fmt.Sprintf("bench-view-big-%d-v%d.db", n, results.SchemaVersion))
+	path = filepath.Join(dir, fmt.Sprintf("bench-view-big-%d-v%d-r2.db", n, results.SchemaVersion))
 	if _, err := os.Stat(path + ".done"); err == nil {
 		return path, n
 	}
@@ -183,8 +186,42 @@ func bigAttempt(runID, arm string, task results.TaskInfo, index int, tools []api
 		reward = 1
 	}
 	a.Reward = &reward
-	a.Test = &evaluator.TestResult{Command: "python3 -m unittest -q", ExitCode: 1 - reward, Passed: reward == 1,
-		Output: strings.Repeat("test output line\n", 40), Duration: 800 * time.Millisecond}
+	a.Test = &evaluator.TestResult{Command: "python3 -m unittest -v", ExitCode: 1 - reward, Passed: reward == 1,
+		Output: strings.Repeat("test output line\n", 40), Duration: 800 * time.Millisecond, Basis: evaluator.BasisTests,
+		Record: &tasks.Record{}}
+	// A per-test report of 12 recorded tests, and a change of two files
+	// with a diff of about 60 lines.
+	for i := range 12 {
+		id := fmt.Sprintf("test_hidden.HiddenTest.test_%02d", i)
+		c := testreport.Case{ID: id, Outcome: testreport.Pass, Duration: time.Duration(i+1) * time.Millisecond}
+		if reward == 0 && i < 3 {
+			c.Outcome, c.Message = testreport.Fail, "AssertionError: '2 eggs.' != '2 eggs'"
+			a.Test.Failed = append(a.Test.Failed, id)
+		}
+		a.Test.Cases = append(a.Test.Cases, c)
+		if i < 8 {
+			a.Test.Record.FailToPass = append(a.Test.Record.FailToPass, id)
+		} else {
+			a.Test.Record.PassToPass = append(a.Test.Record.PassToPass, id)
+		}
+	}
+	var diff strings.Builder
+	for _, f := range []string{"src/file1.py", "src/file2.py"} {
+		fmt.Fprintf(&diff, "--- a/%s\n+++ b/%s\n@@ -10,12 +10,14 @@\n", f, f)
+		for i := range 26 {
+			switch i % 6 {
+			case 2:
+				fmt.Fprintf(&diff, "-    value = parts[%d].strip()\n", i)
+			case 3:
+				fmt.Fprintf(&diff, "+    key, sep, value = line.partition(%q)\n", "=")
+			default:
+				fmt.Fprintf(&diff, "     line %d of the file\n", i)
+			}
+		}
+	}
+	a.Test.Change = &evaluator.Change{Diff: diff.String(),
+		Carried: []evaluator.FileChange{{Path: "src/file1.py", Kind: "modified", Size: 2400}, {Path: "src/file2.py", Kind: "modified", Size: 1800}},
+		LeftOut: []evaluator.LeftOut{{Path: "__pycache__/", Reason: "a cache or bytecode"}, {Path: ".cache/", Reason: "a dot-file or dot-folder"}}}
 	return a
 }
 

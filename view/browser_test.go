@@ -183,6 +183,15 @@ func TestBrowserPages(t *testing.T) {
 			t.Errorf("plot %s is not drawn", id)
 		}
 	}
+	if n := eval[int](b, `document.querySelectorAll("#time svg rect").length`); n < 4*3 {
+		t.Errorf("time bars: %d rectangles, want the parts of two arms and of all arms, and the legend", n)
+	}
+	if got := eval[string](b, `document.querySelector("#time-line").textContent`); !strings.Contains(got, "dominated") {
+		t.Errorf("time line: %q", got)
+	}
+	if n := eval[int](b, `document.querySelectorAll("#arms-table td.test50").length`); n != 3 {
+		t.Errorf("test p50 cells: %d, want 3", n)
+	}
 	if n := eval[int](b, `document.querySelectorAll("#plot-pass-rate circle").length`); n != 2 {
 		t.Errorf("pass-rate dots: %d, want one per arm", n)
 	}
@@ -230,12 +239,60 @@ func TestBrowserPages(t *testing.T) {
 	if got := eval[string](b, `document.querySelector("#reward").textContent`); got != "1" {
 		t.Errorf("reward shown: %q, want 1", got)
 	}
+	var stored struct {
+		Cases int    `db:"cases"`
+		Diff  string `db:"diff"`
+	}
+	if err := store.DB().Get(&stored, `SELECT (SELECT count(*) FROM test_cases WHERE attempt_id = ?) AS cases,
+		(SELECT diff FROM attempt_changes WHERE attempt_id = ?) AS diff`, id, id); err != nil {
+		t.Fatal(err)
+	}
+	if n := eval[int](b, `document.querySelectorAll("#verdicts-table tbody tr").length`); n != stored.Cases || n == 0 {
+		t.Errorf("verdicts shown: %d, the store holds %d", n, stored.Cases)
+	}
+	if n := eval[int](b, `document.querySelectorAll("#verdicts-table td.pass").length`); n != stored.Cases {
+		t.Errorf("passing verdicts of a passing attempt: %d of %d", n, stored.Cases)
+	}
+	added := 0
+	for _, l := range strings.Split(stored.Diff, "\n") {
+		if strings.HasPrefix(l, "+") && !strings.HasPrefix(l, "+++") {
+			added++
+		}
+	}
+	if n := eval[int](b, `document.querySelectorAll("#diff pre.diff span.add").length`); n != added || n == 0 {
+		t.Errorf("added lines shown: %d, the stored diff adds %d", n, added)
+	}
+	// An added line is coloured, a context line is not.
+	if add, ctx := eval[string](b, `getComputedStyle(document.querySelector("#diff span.add")).backgroundColor`),
+		eval[string](b, `getComputedStyle(document.querySelector("#diff span.ctx")).backgroundColor`); add == ctx {
+		t.Errorf("added lines are not coloured: %s, context %s", add, ctx)
+	}
+	if !eval[bool](b, `document.querySelector("#diff").open`) {
+		t.Errorf("a short diff is folded")
+	}
+	if n := eval[int](b, `document.querySelectorAll("#time-split svg rect").length`); n < 5 {
+		t.Errorf("the attempt's time bar: %d rectangles", n)
+	}
 	b.shoot("attempt")
 	eval[bool](b, `document.querySelector('button[data-fold="open"]').click(); true`)
 	if closed := eval[int](b, `document.querySelectorAll("details.fold:not([open])").length`); closed != 0 {
 		t.Errorf("after unfold all, %d texts are still folded", closed)
 	}
 	eval[bool](b, `document.querySelector('button[data-fold="close"]').click(); true`)
+	b.noConsoleErrors()
+
+	// An attempt that failed its recorded tests, its write denied.
+	if err := store.DB().Get(&id, `SELECT id FROM attempts WHERE run_id = ? AND arm = 'read-only' AND task_id = 'recipe-trailing-dot' AND idx = 0`, mainRun); err != nil {
+		t.Fatal(err)
+	}
+	b.open(fmt.Sprintf("%s/attempts/%d", hs.URL, id), 200)
+	if n := eval[int](b, `document.querySelectorAll("#verdicts-table td.fail").length`); n != 3 {
+		t.Errorf("failed verdicts: %d, want the 3 fail-to-pass tests", n)
+	}
+	if got := eval[string](b, `document.querySelector("#basis").textContent`); !strings.Contains(got, "4 recorded tests") {
+		t.Errorf("basis: %q", got)
+	}
+	b.shoot("attempt-failed")
 	b.noConsoleErrors()
 
 	// The list of attempts and the comparisons.
@@ -287,6 +344,34 @@ func TestBrowserPages(t *testing.T) {
 		t.Errorf("error page: %q", got)
 	}
 	b.shoot("error")
+}
+
+// An unisolated run with a task scored on the exit status alone: the
+// banners are shown, and the runs page marks the run.
+func TestBrowserUnisolatedRun(t *testing.T) {
+	b := newBrowser(t)
+	hs := testServer(t, changedFixture(t,
+		fmt.Sprintf(`UPDATE runs SET isolation = 'none' WHERE id = '%s'`, mainRun),
+		fmt.Sprintf(`UPDATE tasks SET report = '' WHERE run_id = '%s' AND id = 'recipe-trailing-dot'`, mainRun)))
+	b.open(hs.URL+"/runs/"+mainRun, 200)
+	for _, id := range []string{"isolation-banner", "exit-status-banner"} {
+		if !eval[bool](b, fmt.Sprintf(`(() => { const e = document.querySelector("#%s"); return !!e && e.getBoundingClientRect().height > 0 })()`, id)) {
+			t.Errorf("banner %s is not shown", id)
+		}
+	}
+	if got := eval[string](b, `getComputedStyle(document.querySelector("#isolation-banner")).borderLeftColor`); got == eval[string](b, `getComputedStyle(document.querySelector("#exit-status-banner")).borderLeftColor`) {
+		t.Errorf("the unisolated run's banner looks like a warning's: %s", got)
+	}
+	if n := eval[int](b, `document.querySelectorAll("#grid-table .tag.warn").length`); n != 1 {
+		t.Errorf("tasks marked as scored on the exit status: %d, want 1", n)
+	}
+	b.shoot("run-unisolated")
+	b.open(hs.URL+"/", 200)
+	if got := eval[string](b, `document.querySelector("tr[data-isolation='none'] .tag").textContent`); got != "unisolated" {
+		t.Errorf("runs page tag: %q", got)
+	}
+	b.shoot("runs-unisolated")
+	b.noConsoleErrors()
 }
 
 // navigateBy runs js, which makes the page navigate, and waits for the

@@ -25,7 +25,6 @@ func funcs() template.FuncMap {
 		"sig":      func(p *float64) bool { return p != nil && *p < 0.05 },
 		"pvalv":    func(v float64) string { return pval(&v) },
 		"q":        func(k, v string) url.Values { return url.Values{k: {v}} },
-		"verdict":  verdictClass,
 		"ci":       ci,
 		"pp":       pp,
 		"pval":     pval,
@@ -49,6 +48,7 @@ func funcs() template.FuncMap {
 		"armColor":  armColor,
 		"diffLines": diffLines,
 		"join":      strings.Join,
+		"bytes":     func(n int64) string { return byteSize(int(n)) },
 	}
 }
 

@@ -44,6 +44,15 @@ type runBody struct {
 	Matched, Stored int
 	Form            filterForm
 	Standalone      bool
+	// ExitOnly marks the tasks whose rewards rest on the exit status
+	// alone (Report.Run.ExitStatusOnly).
+	ExitOnly map[string]bool
+	// Time is where the time of the shown arms' attempts went, and the
+	// whole run's; TimeBar draws it and TimeLine says it as bench report
+	// does.
+	Time     []timeView
+	TimeBar  template.HTML
+	TimeLine string
 }
 
 // armRow is one arm's line: its metrics and what else the report holds
@@ -183,6 +192,20 @@ func newRunBody(rr *results.RunReport, f filter, standalone bool) *runBody {
 		b.Lines = append(slices.Clone(b.Arms), armRow{M: rep.Total, Total: true, RunID: rr.Run.ID, AtK: b.AtK, HatK: b.HatK, Standalone: standalone})
 	}
 	b.AdvantageNote = rep.Advantage.Summary()
+	b.ExitOnly = map[string]bool{}
+	for _, t := range rep.Run.ExitStatusOnly {
+		b.ExitOnly[t] = true
+	}
+	for _, a := range b.Arms {
+		b.Time = append(b.Time, newTimeView(a.M.Arm, a.M.Time))
+	}
+	if len(rep.Arms) > 1 {
+		b.Time = append(b.Time, newTimeView("all arms", rep.Total.Time))
+	}
+	if v := newTimeView("", rep.Total.Time); v.Known() {
+		b.TimeBar = timeBars(b.Time, plotWidth+160, "where the attempts' time went, per arm")
+		b.TimeLine = rep.Total.Time.Line()
+	}
 	b.Plots = runPlots(rr, armIndex)
 	b.grid(rr, f, cmps)
 	return b

@@ -9,6 +9,8 @@ import (
 // runsBody is the runs page: every stored run, newest first.
 type runsBody struct {
 	Runs []results.RunListing
+	// Doubtful is set when a run is unisolated or its isolation unknown.
+	Doubtful bool
 }
 
 func (s *Server) runsPage(w *page, r *http.Request, store *results.Store) error {
@@ -16,5 +18,9 @@ func (s *Server) runsPage(w *page, r *http.Request, store *results.Store) error 
 	if err != nil {
 		return err
 	}
-	return s.render(w, "runs", "Runs", runsBody{Runs: runs})
+	b := runsBody{Runs: runs}
+	for _, r := range runs {
+		b.Doubtful = b.Doubtful || r.Isolation == "none" || r.Isolation == ""
+	}
+	return s.render(w, "runs", "Runs", b)
 }

@@ -313,7 +313,7 @@ func TestAttemptPage(t *testing.T) {
 		`<span class="decision-deny">deny</span>`,        // the denied write
 		"error: denied",                                  // its error kind
 		"prompt eval",                                    // a turn's durations
-		"python3 -m unittest -q test_recipe_hidden",      // the hidden tests' command
+		"python3 -m unittest -v test_recipe_hidden",      // the hidden tests' command
 		`id="reward">0<`,                                 // the reward
 		"the same task and index (same seed) under",      // the pair under the other arm
 		`class="mono">path</th>`,                         // an argument by name
@@ -323,8 +323,13 @@ func TestAttemptPage(t *testing.T) {
 			t.Errorf("the attempt page lacks %q", want)
 		}
 	}
-	if strings.Contains(page, `id="verdicts"`) || strings.Contains(page, `id="diff"`) {
-		t.Errorf("the page shows verdicts or a diff that the store does not hold")
+	// Its write was denied: nothing was carried into scoring, and the page
+	// says so rather than showing an empty diff.
+	if !strings.Contains(page, `id="no-carried"`) || strings.Contains(page, `id="diff"`) {
+		t.Errorf("the page does not say that nothing was carried, or shows a diff the store does not hold")
+	}
+	if strings.Contains(page, "stored by a later schema") {
+		t.Errorf("the page shows tables of this schema as a later schema's")
 	}
 }
 
@@ -340,17 +345,10 @@ func TestAttemptPageShowsWhatALaterSchemaStores(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, q := range []string{
-		`CREATE TABLE test_verdicts (attempt_id INTEGER, idx INTEGER, name TEXT, outcome TEXT)`,
-		fmt.Sprintf(`INSERT INTO test_verdicts VALUES (%d, 0, 'test_trailing_dot', 'pass'), (%d, 1, 'test_empty_line', 'fail')`, id, id),
-		`CREATE TABLE attempt_changes (attempt_id INTEGER PRIMARY KEY, diff TEXT, left_out TEXT)`,
-		fmt.Sprintf(`INSERT INTO attempt_changes VALUES (%d, '--- a/recipe.py
-+++ b/recipe.py
-@@ -1,2 +1,2 @@
--    return item
-+    return item.rstrip(".")
-', '.cache/x')`, id),
-		`ALTER TABLE attempts ADD COLUMN sandbox TEXT`,
-		fmt.Sprintf(`UPDATE attempts SET sandbox = 'bubblewrap' WHERE id = %d`, id),
+		`CREATE TABLE attempt_lint (attempt_id INTEGER, idx INTEGER, rule TEXT, finding TEXT)`,
+		fmt.Sprintf(`INSERT INTO attempt_lint VALUES (%d, 0, 'E501', 'line too long'), (%d, 1, 'W291', 'trailing whitespace')`, id, id),
+		`ALTER TABLE attempts ADD COLUMN sandbox_profile TEXT`,
+		fmt.Sprintf(`UPDATE attempts SET sandbox_profile = 'strict-net' WHERE id = %d`, id),
 		fmt.Sprintf(`UPDATE tool_calls SET result = printf('%%.*c', 300000, 'x') WHERE attempt_id = %d AND idx = 1`, id),
 	} {
 		if _, err := db.Exec(q); err != nil {
@@ -361,18 +359,17 @@ func TestAttemptPageShowsWhatALaterSchemaStores(t *testing.T) {
 	hs := testServer(t, path)
 	_, page := get(t, fmt.Sprintf("%s/attempts/%d", hs.URL, id))
 	for _, want := range []string{
-		`id="verdicts-table"`, `<td class="pass">pass</td>`, `<td class="fail">fail</td>`, "test_trailing_dot",
-		`id="diff"`, `<span class="add">&#43;    return item.rstrip(&#34;.&#34;)</span>`, `<span class="del">-    return item</span>`, "left_out: .cache/x",
-		"sandbox", "bubblewrap",
+		"attempt_lint", "E501", "line too long", "trailing whitespace",
+		"sandbox_profile", "strict-net", "stored by a later schema",
 		"Shown: the first 256 KB of", fmt.Sprintf(`/attempts/%d/text?part=result&amp;i=1`, id),
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the attempt page lacks %q", want)
-			if strings.Contains(want, "add") {
-				i := strings.Index(page, `pre class="diff"`)
-				t.Logf("%.400s", page[max(i, 0):])
-			}
 		}
+	}
+	// The tables of this schema are still shown as themselves, once.
+	if strings.Count(page, `id="verdicts-table"`) != 1 || strings.Count(page, `id="diff"`) != 1 {
+		t.Errorf("the verdicts or the diff are not shown once")
 	}
 	code, text := get(t, fmt.Sprintf("%s/attempts/%d/text?part=result&i=1", hs.URL, id))
 	if code != 200 || len(text) != 300000 {

@@ -97,7 +97,9 @@ func TestReportFormatHTML(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"<!doctype html>", "Run r1", `id="arms-table"`, "0/2", "<style>"} {
+	// The run used --sandbox off: the file says so first, as bench report does.
+	for _, want := range []string{"<!doctype html>", "Run r1", `id="arms-table"`, "0/2", "<style>",
+		`<p class="banner bad" id="isolation-banner">UNISOLATED: run with --sandbox off`, `<dd id="isolation">none</dd>`, `id="time-table"`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the html report lacks %q", want)
 		}
