@@ -13,6 +13,8 @@ var (
 	// docstring line, or output the test printed.
 	unittestHead = regexp.MustCompile(`^(\w+) \(([\w.]+)\)(.*)$`)
 	unittestRan  = regexp.MustCompile(`^Ran (\d+) tests? in `)
+	// "FAIL: test_x (mod.Class.test_x)", heading a failure's traceback.
+	unittestFailHead = regexp.MustCompile(`^(?:FAIL|ERROR): (\w+) \(([\w.]+)\)`)
 )
 
 // unittestResult reads a verbose unittest result word at the end of s.
@@ -77,8 +79,43 @@ func parseUnittest(b []byte) ([]Case, error) {
 	if ran < 0 {
 		return nil, fmt.Errorf("no \"Ran N tests\" line: unittest did not finish, or ran without -v")
 	}
+	messages := unittestMessages(lines)
+	for i := range cases {
+		if cases[i].Outcome == Fail {
+			cases[i].Message = messages[cases[i].ID]
+		}
+	}
 	if ran != len(cases) {
 		return nil, fmt.Errorf("unittest says it ran %d tests, but the report lists %d", ran, len(cases))
 	}
 	return cases, nil
+}
+
+// unittestMessages reads the tracebacks unittest prints after the
+// results, by test id: each under a "FAIL: name (id)" heading, between a
+// line of dashes and the next line of equal signs or dashes.
+func unittestMessages(lines []string) map[string]string {
+	out := map[string]string{}
+	for i := 0; i < len(lines); i++ {
+		m := unittestFailHead.FindStringSubmatch(lines[i])
+		if m == nil {
+			continue
+		}
+		id := m[2]
+		if !strings.HasSuffix(id, "."+m[1]) {
+			id += "." + m[1]
+		}
+		j := i + 1
+		if j < len(lines) && strings.HasPrefix(lines[j], "-----") {
+			j++
+		}
+		var b strings.Builder
+		for ; j < len(lines) && !strings.HasPrefix(lines[j], "=====") && !strings.HasPrefix(lines[j], "-----"); j++ {
+			b.WriteString(lines[j])
+			b.WriteString("\n")
+		}
+		out[id] = cut(strings.TrimSpace(b.String()))
+		i = j - 1
+	}
+	return out
 }
