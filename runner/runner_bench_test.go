@@ -2,6 +2,7 @@ package runner_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/benchhq/bench/agent"
+	"github.com/benchhq/bench/internal/cputime"
 	"github.com/benchhq/bench/internal/ollamatest"
 	"github.com/benchhq/bench/results"
 	"github.com/benchhq/bench/runner"
@@ -55,19 +57,38 @@ var fiveTurns = ollamatest.Turns(
 	ollamatest.Reply{Content: "Fixed the greeting."},
 )
 
-// BenchmarkAttempt measures the harness's own time per attempt: a 5-turn
+// benchScripts are the fake model's scripts that a child process started
+// by ollamatest.Spawn can serve.
+var benchScripts = map[string]ollamatest.Script{
+	"five-turns": fiveTurns,
+}
+
+func TestMain(m *testing.M) {
+	ollamatest.ServeChild(benchScripts)
+	os.Exit(m.Run())
+}
+
+// BenchmarkAttempt measures the harness's own cost per attempt: a 5-turn
 // scripted trajectory against an instant fake model over real HTTP, the
-// workspace copy, the tools, and the SQLite transaction, with the hidden
-// test process's time subtracted. Reported as harness-ms/attempt; the
-// target is under 20 ms on 2 cores. Sub-benchmarks at concurrency 1, 2, 4
-// also report attempts/s.
+// workspace copy, the tools, and the SQLite transaction. The fake model
+// runs in a child process, so that its CPU time and allocations are not
+// counted as the harness's. Sub-benchmarks at concurrency 1, 2, 4 report:
+//
+//   - cpu-ms/attempt: this process's CPU time (user + system, every
+//     thread, the garbage collector included) per attempt; the hidden-test
+//     process and the fake model are other processes and are not in it.
+//     Target: under 10 ms.
+//   - B/op: bytes allocated per attempt. Target: at most 2 MB.
+//   - harness-ms/attempt (concurrency 1): wall time per attempt with the
+//     hidden test process's time subtracted.
+//   - attempts/s.
 //
 //	go test -run '^$' -bench Attempt -benchtime 200x ./runner/
 func BenchmarkAttempt(b *testing.B) {
 	for _, conc := range []int{1, 2, 4} {
 		b.Run(fmt.Sprintf("concurrency=%d", conc), func(b *testing.B) {
-			srv := ollamatest.New(fiveTurns)
-			defer srv.Close()
+			b.ReportAllocs()
+			srv := ollamatest.Spawn(b, "five-turns", ollamatest.SpawnOptions{})
 			store, err := results.Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"))
 			if err != nil {
 				b.Fatal(err)
@@ -77,9 +98,9 @@ func BenchmarkAttempt(b *testing.B) {
 			r := &runner.Runner{Model: model, Store: store, TempDir: b.TempDir()}
 			plan := &runner.Plan{Model: "fake", Suite: benchTask(b), Attempts: b.N, Concurrency: conc}
 			b.ResetTimer()
-			start := time.Now()
+			start, cpu0 := time.Now(), cputime.Self()
 			out, err := r.Run(context.Background(), plan, "bench")
-			elapsed := time.Since(start)
+			elapsed, cpu := time.Since(start), cputime.Self()-cpu0
 			b.StopTimer()
 			if err != nil {
 				b.Fatal(err)
@@ -103,6 +124,83 @@ func BenchmarkAttempt(b *testing.B) {
 				b.ReportMetric(harness/float64(b.N), "harness-ms/attempt")
 			}
 			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "attempts/s")
+			b.ReportMetric(cpu.Seconds()*1000/float64(b.N), "cpu-ms/attempt")
+		})
+	}
+}
+
+// latency is the fake model's fixed latency in BenchmarkThroughput.
+var latency = flag.Duration("latency", 200*time.Millisecond, "BenchmarkThroughput: the fake model's latency per request")
+
+// BenchmarkThroughput measures a whole run (the tool-token measurements
+// before the first attempt included) against a fake model that holds every
+// reply for a fixed latency L and counts the requests in flight, with N =
+// --concurrency parallel slots: 4N attempts of 5 turns each. The ideal is
+// N/L requests per second, every slot busy from start to end; reported:
+//
+//   - of-ideal: model requests per second over the whole run (the
+//     measuring requests counted, as the model server must answer them
+//     too) divided by N/L. Target: at least 0.95.
+//   - turns-of-ideal: the attempts' turns alone per second over N/L.
+//   - busy: the fake model's request-seconds over N × the run's wall time.
+//   - max-in-flight: the most requests the model had at once; more than N
+//     fails the benchmark (bench must not ask for more slots than it has).
+//
+//	go test -run '^$' -bench Throughput -benchtime 1x ./runner/ [-latency 200ms]
+func BenchmarkThroughput(b *testing.B) {
+	lat := *latency
+	for _, n := range []int{1, 2, 4, 8, 16} {
+		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+			srv := ollamatest.Spawn(b, "five-turns", ollamatest.SpawnOptions{Delay: lat})
+			model, _ := agent.NewOllama(srv.URL, nil)
+			suite := benchTask(b)
+			var wall time.Duration
+			var requests, turns int64
+			var busy float64
+			maxInFlight := int64(0)
+			for i := 0; b.Loop(); i++ {
+				store, err := results.Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"))
+				if err != nil {
+					b.Fatal(err)
+				}
+				r := &runner.Runner{Model: model, Store: store, TempDir: b.TempDir()}
+				plan := &runner.Plan{Model: "fake", Suite: suite, Attempts: 4 * n, Concurrency: n}
+				before, err := srv.Stats()
+				if err != nil {
+					b.Fatal(err)
+				}
+				start := time.Now()
+				out, err := r.Run(context.Background(), plan, "bench")
+				wall += time.Since(start)
+				if err != nil {
+					b.Fatal(err)
+				}
+				after, err := srv.Stats()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if out.Ran != 4*n {
+					b.Fatalf("ran %d of %d", out.Ran, 4*n)
+				}
+				var t int64
+				if err := store.DB().QueryRowContext(context.Background(), `SELECT count(*) FROM turns`).Scan(&t); err != nil {
+					b.Fatal(err)
+				}
+				store.Close()
+				requests += after.Requests - before.Requests
+				busy += after.BusySeconds - before.BusySeconds
+				turns += t
+				maxInFlight = max(maxInFlight, after.MaxInFlight)
+			}
+			if maxInFlight > int64(n) {
+				b.Fatalf("the model had %d requests in flight at once, with %d slots", maxInFlight, n)
+			}
+			ideal := float64(n) / lat.Seconds()
+			b.ReportMetric(float64(requests)/wall.Seconds()/ideal, "of-ideal")
+			b.ReportMetric(float64(turns)/wall.Seconds()/ideal, "turns-of-ideal")
+			b.ReportMetric(busy/(float64(n)*wall.Seconds()), "busy")
+			b.ReportMetric(float64(maxInFlight), "max-in-flight")
+			b.ReportMetric(float64(requests)/wall.Seconds(), "req/s")
 		})
 	}
 }

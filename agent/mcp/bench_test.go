@@ -2,12 +2,16 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
+	"github.com/benchhq/bench/internal/cputime"
 	"github.com/benchhq/bench/tasks"
 )
 
@@ -26,6 +30,12 @@ func benchServer(b *testing.B) (tasks.Server, Vars) {
 	// As a task declares it, with the test binary in place of {bench}.
 	srv := tasks.Server{Name: "issues", Command: testBinary(), Args: []string{"mcp", "serve", "issues", "--file", "{data}/issues.json"}, DefaultClass: "read"}
 	return srv, Vars{Data: dir, Workspace: dir}
+}
+
+// reportCPU reports this process's CPU time per call since cpu0, in µs:
+// the client side of each call (the server is another process).
+func reportCPU(b *testing.B, cpu0 time.Duration) {
+	b.ReportMetric(float64((cputime.Self()-cpu0).Nanoseconds())/1000/float64(b.N), "client-cpu-µs/call")
 }
 
 // reportPercentiles reports the 50th and 99th percentiles of d in ms.
@@ -51,6 +61,7 @@ func BenchmarkCallRoundTrip(b *testing.B) {
 	args := map[string]any{"id": 11}
 	ctx := context.Background()
 	d := make([]time.Duration, 0, b.N)
+	cpu0 := cputime.Self()
 	for b.Loop() {
 		start := time.Now()
 		res, err := tool.Call(ctx, args)
@@ -59,6 +70,7 @@ func BenchmarkCallRoundTrip(b *testing.B) {
 			b.Fatalf("call: %v %+v", err, res)
 		}
 	}
+	reportCPU(b, cpu0)
 	reportPercentiles(b, d)
 }
 
@@ -101,4 +113,119 @@ func BenchmarkRelaunchPerCall(b *testing.B) {
 		d = append(d, time.Since(start))
 	}
 	reportPercentiles(b, d)
+}
+
+// seedServer is the seed lesson's Python MCP server (testdata/seed_server.py,
+// its one tool "incidencias"), as a task would declare it.
+func seedServer(b *testing.B) tasks.Server {
+	b.Helper()
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		b.Skip("python3 is not installed")
+	}
+	abs, err := filepath.Abs(filepath.Join("testdata", "seed_server.py"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return tasks.Server{Name: "seed", Command: py, Args: []string{abs}, DefaultClass: "read"}
+}
+
+// BenchmarkSeedComparison times one tool call through bench's MCP client
+// (client=bench: the adapter's Tool.Call over the official Go SDK) and
+// through the seed lesson's Python client (client=seed-python:
+// testdata/seed_client.py, the lesson's client, standard library only),
+// against the same two servers, in one run: the project's issue tracker
+// (server=bench-go, `bench mcp serve issues`) and the lesson's own Python
+// server (server=seed-python). Each reports the round trip's p50 and p99
+// in µs and the client's own CPU time per call (client-cpu-µs/call: the
+// client process's user + system time; the server is another process).
+//
+//	go test -run '^$' -bench SeedComparison -benchtime 2000x ./agent/mcp/
+func BenchmarkSeedComparison(b *testing.B) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		b.Skip("python3 is not installed")
+	}
+	client, err := filepath.Abs(filepath.Join("testdata", "seed_client.py"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	type server struct {
+		name string
+		decl func(b *testing.B) (tasks.Server, Vars)
+		tool string
+		args map[string]any
+	}
+	for _, srv := range []server{
+		{"bench-go", benchServer, "get_issue", map[string]any{"id": 11}},
+		{"seed-python", func(b *testing.B) (tasks.Server, Vars) {
+			dir := b.TempDir()
+			return seedServer(b), Vars{Workspace: dir}
+		}, "incidencias", map[string]any{"estado": "abierta"}},
+	} {
+		b.Run("server="+srv.name+"/client=bench", func(b *testing.B) {
+			decl, vars := srv.decl(b)
+			c := connect(b, decl, vars, Options{})
+			tool := toolNamed(b, c, decl.Name+Separator+srv.tool)
+			ctx := context.Background()
+			if _, err := tool.Call(ctx, srv.args); err != nil {
+				b.Fatal(err)
+			}
+			d := make([]time.Duration, 0, b.N)
+			cpu0 := cputime.Self()
+			for b.Loop() {
+				start := time.Now()
+				res, err := tool.Call(ctx, srv.args)
+				d = append(d, time.Since(start))
+				if err != nil || res.IsError {
+					b.Fatalf("call: %v %+v", err, res)
+				}
+			}
+			reportCPU(b, cpu0)
+			reportMicros(b, d)
+		})
+		b.Run("server="+srv.name+"/client=seed-python", func(b *testing.B) {
+			decl, vars := srv.decl(b)
+			args, _ := json.Marshal(srv.args)
+			argv := []string{client, strconv.Itoa(b.N), srv.tool, string(args), decl.Command}
+			for _, a := range decl.Args {
+				argv = append(argv, newExpander(vars).expand("args", a))
+			}
+			cmd := exec.Command(py, argv...)
+			cmd.Dir = vars.Workspace
+			cmd.Env = os.Environ()
+			for k, v := range decl.Env {
+				cmd.Env = append(cmd.Env, k+"="+v)
+			}
+			cmd.Stderr = os.Stderr
+			b.ResetTimer()
+			out, err := cmd.Output()
+			b.StopTimer()
+			if err != nil {
+				b.Fatalf("seed client: %v\n%s", err, out)
+			}
+			var got struct {
+				P50 float64 `json:"p50_us"`
+				P99 float64 `json:"p99_us"`
+				CPU float64 `json:"cpu_us_per_call"`
+			}
+			if err := json.Unmarshal(out, &got); err != nil {
+				b.Fatalf("seed client said %q: %v", out, err)
+			}
+			b.ReportMetric(got.CPU, "client-cpu-µs/call")
+			b.ReportMetric(got.P50, "p50-µs")
+			b.ReportMetric(got.P99, "p99-µs")
+		})
+	}
+}
+
+// reportMicros reports the 50th and 99th percentiles of d in µs.
+func reportMicros(b *testing.B, d []time.Duration) {
+	slices.Sort(d)
+	at := func(p float64) float64 {
+		i := min(int(p*float64(len(d))), len(d)-1)
+		return float64(d[i].Nanoseconds()) / 1000
+	}
+	b.ReportMetric(at(0.50), "p50-µs")
+	b.ReportMetric(at(0.99), "p99-µs")
 }
