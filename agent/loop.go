@@ -93,6 +93,15 @@ func Run(ctx context.Context, cfg Config) *Trajectory {
 		}
 		tr.Tools = append(tr.Tools, def)
 	}
+	// The tool list is the same in every request of the attempt: a model
+	// client that can take it encoded gets it encoded once.
+	var toolsJSON json.RawMessage
+	if _, ok := cfg.Model.(encodedToolsModel); ok {
+		if toolsJSON, err = json.Marshal(tr.Tools); err != nil {
+			tr.Stop, tr.Err = StopInfraError, fmt.Sprintf("tool definitions: %v", err)
+			return tr
+		}
+	}
 	system := cfg.System
 	if system == "" {
 		system = DefaultSystemPrompt
@@ -120,7 +129,7 @@ func Run(ctx context.Context, cfg Config) *Trajectory {
 			Think:    cfg.Think,
 		}
 		t0 := time.Now()
-		resp, err := chat(ctx, cfg, req)
+		resp, err := chat(ctx, cfg, req, toolsJSON)
 		if err != nil {
 			if stop, msg := interrupted(ctx); stop != "" {
 				tr.Stop, tr.Err = stop, msg
@@ -183,14 +192,27 @@ func Run(ctx context.Context, cfg Config) *Trajectory {
 	}
 }
 
-// chat sends one request under the request timeout.
-func chat(ctx context.Context, cfg Config, req *api.ChatRequest) (*api.ChatResponse, error) {
+// encodedToolsModel is a Model that can be sent the tool list already
+// encoded (tools is the JSON of req.Tools), as Ollama can.
+type encodedToolsModel interface {
+	ChatEncoded(ctx context.Context, req *api.ChatRequest, tools json.RawMessage) (*api.ChatResponse, error)
+}
+
+// chat sends one request under the request timeout, with the tool list
+// encoded when the model takes it so (tools is not nil).
+func chat(ctx context.Context, cfg Config, req *api.ChatRequest, tools json.RawMessage) (*api.ChatResponse, error) {
+	send := cfg.Model.Chat
+	if m, ok := cfg.Model.(encodedToolsModel); ok && tools != nil {
+		send = func(ctx context.Context, req *api.ChatRequest) (*api.ChatResponse, error) {
+			return m.ChatEncoded(ctx, req, tools)
+		}
+	}
 	if cfg.RequestTimeout <= 0 {
-		return cfg.Model.Chat(ctx, req)
+		return send(ctx, req)
 	}
 	rctx, cancel := context.WithTimeoutCause(ctx, cfg.RequestTimeout, errRequestTimeout)
 	defer cancel()
-	resp, err := cfg.Model.Chat(rctx, req)
+	resp, err := send(rctx, req)
 	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(rctx), errRequestTimeout) {
 		return nil, fmt.Errorf("the model server gave no reply within %s: %w", cfg.RequestTimeout, err)
 	}
