@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -46,6 +47,10 @@ type Runner struct {
 	Sandbox *agent.Sandbox
 
 	approvers map[string]agent.Approver
+	// removing counts the attempt folders being removed (removeLater);
+	// removeAll removes one (os.RemoveAll when nil).
+	removing  sync.WaitGroup
+	removeAll func(string) error
 }
 
 // Outcome is what a run did.
@@ -172,6 +177,7 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 		})
 	}
 	err = g.Wait()
+	r.removing.Wait()
 	bar.finish()
 	if err != nil {
 		_ = r.Store.FinishRun(context.WithoutCancel(ctx), run.ID, results.RunInterrupted)
@@ -189,6 +195,21 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 		return out, fmt.Errorf("finish run %s: %w", run.ID, err)
 	}
 	return out, nil
+}
+
+// removeLater removes an attempt's folder in the background: the attempt's
+// slot goes to the next attempt at once, rather than after the removal of
+// thousands of files. Run waits for every removal before it returns.
+func (r *Runner) removeLater(dir string) {
+	remove := r.removeAll
+	if remove == nil {
+		remove = os.RemoveAll
+	}
+	r.removing.Go(func() {
+		if err := remove(dir); err != nil {
+			r.logf("warning: remove attempt folder %s: %v", dir, err)
+		}
+	})
 }
 
 func (r *Runner) newRun(plan *Plan, runID string) *results.Run {

@@ -78,12 +78,15 @@ func TestMain(m *testing.M) {
 //     thread, the garbage collector included) per attempt; the hidden-test
 //     process and the fake model are other processes and are not in it.
 //     Target: under 10 ms.
+//
 //   - B/op: bytes allocated per attempt. Target: at most 2 MB.
+//
 //   - harness-ms/attempt (concurrency 1): wall time per attempt with the
 //     hidden test process's time subtracted.
+//
 //   - attempts/s.
 //
-//	go test -run '^$' -bench Attempt -benchtime 200x ./runner/
+//     go test -run '^$' -bench Attempt -benchtime 200x ./runner/
 func BenchmarkAttempt(b *testing.B) {
 	for _, conc := range []int{1, 2, 4} {
 		b.Run(fmt.Sprintf("concurrency=%d", conc), func(b *testing.B) {
@@ -141,12 +144,15 @@ var latency = flag.Duration("latency", 200*time.Millisecond, "BenchmarkThroughpu
 //   - of-ideal: model requests per second over the whole run (the
 //     measuring requests counted, as the model server must answer them
 //     too) divided by N/L. Target: at least 0.95.
+//
 //   - turns-of-ideal: the attempts' turns alone per second over N/L.
+//
 //   - busy: the fake model's request-seconds over N × the run's wall time.
+//
 //   - max-in-flight: the most requests the model had at once; more than N
 //     fails the benchmark (bench must not ask for more slots than it has).
 //
-//	go test -run '^$' -bench Throughput -benchtime 1x ./runner/ [-latency 200ms]
+//     go test -run '^$' -bench Throughput -benchtime 1x ./runner/ [-latency 200ms]
 func BenchmarkThroughput(b *testing.B) {
 	lat := *latency
 	for _, n := range []int{1, 2, 4, 8, 16} {
