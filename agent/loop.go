@@ -93,14 +93,16 @@ func Run(ctx context.Context, cfg Config) *Trajectory {
 		}
 		tr.Tools = append(tr.Tools, def)
 	}
-	// The tool list is the same in every request of the attempt: a model
-	// client that can take it encoded gets it encoded once.
-	var toolsJSON json.RawMessage
-	if _, ok := cfg.Model.(encodedToolsModel); ok {
-		if toolsJSON, err = json.Marshal(tr.Tools); err != nil {
-			tr.Stop, tr.Err = StopInfraError, fmt.Sprintf("tool definitions: %v", err)
-			return tr
-		}
+	// The tool list is the same in every request of the attempt: it is
+	// encoded once, kept for the store, and a model client that can take
+	// it encoded gets those bytes every turn.
+	toolsJSON, err := json.Marshal(tr.Tools)
+	if err != nil {
+		tr.Stop, tr.Err = StopInfraError, fmt.Sprintf("tool definitions: %v", err)
+		return tr
+	}
+	if tr.Tools != nil {
+		tr.ToolsJSON = toolsJSON
 	}
 	system := cfg.System
 	if system == "" {

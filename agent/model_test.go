@@ -124,7 +124,7 @@ func TestChatAnswersAsTheOfficialClient(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: %v, want the reply %+v", send.name, err, wantResp)
 				}
-				resp.CreatedAt, wantResp.CreatedAt = wantResp.CreatedAt, wantResp.CreatedAt
+				resp.CreatedAt = wantResp.CreatedAt
 				if !reflect.DeepEqual(resp, wantResp) {
 					t.Errorf("%s: reply\n%+v\nwant\n%+v", send.name, resp, wantResp)
 				}

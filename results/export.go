@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -133,7 +132,8 @@ type ExportStats struct {
 // exportAttempt is an attempt's row, without its conversation.
 type exportAttempt struct {
 	attemptRow
-	Seed int64 `db:"seed"`
+	Seed     int64         `db:"seed"`
+	ToolList sql.NullInt64 `db:"tool_list_id"`
 }
 
 // Export writes the finished attempts that opts selects to w, one JSON
@@ -229,7 +229,7 @@ func (s *Store) exportRun(ctx context.Context, enc *json.Encoder, run *Run, opts
 	var rows []exportAttempt
 	if err := s.db.SelectContext(ctx, &rows, `SELECT a.id, a.arm, a.task_id, a.idx, a.seed, a.status,
 			a.stop_reason, a.reward, a.advantage, a.advantage_method, a.turns, a.tool_calls,
-			a.prompt_tokens, a.completion_tokens, a.wall_ms
+			a.prompt_tokens, a.completion_tokens, a.wall_ms, a.tool_list_id
 		FROM attempts a
 		JOIN arms ar ON ar.run_id = a.run_id AND ar.name = a.arm
 		JOIN tasks t ON t.run_id = a.run_id AND t.id = a.task_id
@@ -272,6 +272,7 @@ func (s *Store) exportRun(ctx context.Context, enc *json.Encoder, run *Run, opts
 	if options == nil {
 		options = map[string]any{}
 	}
+	lists := &toolLists{s: s, byID: map[int64]json.RawMessage{}}
 	for _, g := range groups {
 		if len(opts.Arms) > 0 && !slices.Contains(opts.Arms, g.arm) {
 			continue
@@ -298,7 +299,10 @@ func (s *Store) exportRun(ctx context.Context, enc *json.Encoder, run *Run, opts
 				line.Advantage = *a.Advantage
 			}
 			var err error
-			if line.Messages, line.Tools, err = s.conversation(ctx, a.ID); err != nil {
+			if line.Tools, err = lists.get(ctx, row.ToolList); err != nil {
+				return fmt.Errorf("attempt %d (%s): %w", a.ID, a.Key, err)
+			}
+			if line.Messages, err = s.conversation(ctx, a.ID); err != nil {
 				return fmt.Errorf("attempt %d (%s): %w", a.ID, a.Key, err)
 			}
 			if err := enc.Encode(&line); err != nil {
@@ -360,15 +364,33 @@ func (o *ExportOptions) keep(reward float64) bool {
 	return true
 }
 
-// conversation reads an attempt's messages, in order, and its tools.
-func (s *Store) conversation(ctx context.Context, attemptID int64) ([]ExportMessage, json.RawMessage, error) {
+// toolLists reads tool lists by id, each once, checking it once.
+type toolLists struct {
+	s    *Store
+	byID map[int64]json.RawMessage
+}
+
+func (l *toolLists) get(ctx context.Context, id sql.NullInt64) (json.RawMessage, error) {
+	if !id.Valid {
+		return json.RawMessage("[]"), nil // not written by bench; no tools known
+	}
+	if tools, ok := l.byID[id.Int64]; ok {
+		return tools, nil
+	}
 	var tools string
-	if err := s.db.GetContext(ctx, &tools, `SELECT tools_json FROM attempts WHERE id = ?`, attemptID); err != nil {
-		return nil, nil, fmt.Errorf("read tools: %w", err)
+	if err := l.s.db.GetContext(ctx, &tools, `SELECT tools_json FROM tool_lists WHERE id = ?`, id.Int64); err != nil {
+		return nil, fmt.Errorf("read tool list %d: %w", id.Int64, err)
 	}
 	if !json.Valid([]byte(tools)) || !strings.HasPrefix(strings.TrimSpace(tools), "[") {
-		return nil, nil, errors.New("column attempts.tools_json: not a JSON array")
+		return nil, fmt.Errorf("tool list %d: column tool_lists.tools_json: not a JSON array", id.Int64)
 	}
+	l.byID[id.Int64] = json.RawMessage(tools)
+	return l.byID[id.Int64], nil
+}
+
+// conversation reads an attempt's messages, in order, each tool message
+// with its call's result when that is where its text is kept.
+func (s *Store) conversation(ctx context.Context, attemptID int64) ([]ExportMessage, error) {
 	var rows []struct {
 		Index      int            `db:"idx"`
 		Role       string         `db:"role"`
@@ -378,9 +400,13 @@ func (s *Store) conversation(ctx context.Context, attemptID int64) ([]ExportMess
 		ToolName   string         `db:"tool_name"`
 		ToolCallID string         `db:"tool_call_id"`
 	}
-	if err := s.db.SelectContext(ctx, &rows, `SELECT idx, role, content, thinking, tool_calls_json,
-		tool_name, tool_call_id FROM messages WHERE attempt_id = ? ORDER BY idx`, attemptID); err != nil {
-		return nil, nil, fmt.Errorf("read messages: %w", err)
+	if err := s.db.SelectContext(ctx, &rows, `SELECT m.idx, m.role,
+		CASE WHEN m.tool_call_idx IS NULL THEN m.content ELSE coalesce(c.result, m.content) END AS content,
+		m.thinking, m.tool_calls_json, m.tool_name, m.tool_call_id
+		FROM messages m
+		LEFT JOIN tool_calls c ON c.attempt_id = m.attempt_id AND c.idx = m.tool_call_idx
+		WHERE m.attempt_id = ? ORDER BY m.idx`, attemptID); err != nil {
+		return nil, fmt.Errorf("read messages: %w", err)
 	}
 	msgs := make([]ExportMessage, len(rows))
 	for i, r := range rows {
@@ -389,13 +415,13 @@ func (s *Store) conversation(ctx context.Context, attemptID int64) ([]ExportMess
 		if r.ToolCalls.Valid {
 			calls, err := exportToolCalls(r.ToolCalls.String)
 			if err != nil {
-				return nil, nil, fmt.Errorf("message %d: column messages.tool_calls_json: %w", r.Index, err)
+				return nil, fmt.Errorf("message %d: column messages.tool_calls_json: %w", r.Index, err)
 			}
 			m.ToolCalls = calls
 		}
 		msgs[i] = m
 	}
-	return msgs, json.RawMessage(tools), nil
+	return msgs, nil
 }
 
 // exportToolCalls turns tool calls as Ollama sends them

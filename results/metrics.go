@@ -72,13 +72,14 @@ func (s *Store) AttemptMetrics(ctx context.Context, runID string) ([]AttemptMetr
 	var rows []struct {
 		attemptRow
 		Denials   int `db:"denials"`
-		Truncated int `db:"truncated"`
+		Truncated int `db:"truncated_turns"`
 	}
+	// The counts of denials and truncated turns are kept with the attempt
+	// (schema version 3): a report reads one row per attempt, not every
+	// tool call and turn.
 	err := s.db.SelectContext(ctx, &rows, `SELECT a.id, a.arm, a.task_id, a.idx, a.status, a.stop_reason,
 			a.reward, a.advantage, a.advantage_method, a.turns, a.tool_calls,
-			a.prompt_tokens, a.completion_tokens, a.wall_ms,
-			(SELECT count(*) FROM tool_calls c WHERE c.attempt_id = a.id AND c.decision = 'deny') AS denials,
-			(SELECT count(*) FROM turns u WHERE u.attempt_id = a.id AND u.truncated = 1) AS truncated
+			a.prompt_tokens, a.completion_tokens, a.wall_ms, a.denials, a.truncated_turns
 		FROM attempts a
 		JOIN arms ar ON ar.run_id = a.run_id AND ar.name = a.arm
 		JOIN tasks t ON t.run_id = a.run_id AND t.id = a.task_id

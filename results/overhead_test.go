@@ -3,6 +3,8 @@ package results
 import (
 	"context"
 	"errors"
+	"fmt"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -182,14 +184,21 @@ func TestAttemptMetricsTruncatedTurns(t *testing.T) {
 // A file at schema version 1 gains the overhead tables when opened.
 func TestMigrateVersion1ToOverhead(t *testing.T) {
 	ctx := context.Background()
-	s, path := openTemp(t)
-	run := createRun(t, s)
-	s.Close()
+	path := filepath.Join(t.TempDir(), "bench.db")
+	ms, err := migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
 	db := rawDB(t, path)
-	if _, err := db.Exec(`DROP TABLE overhead_items; DROP TABLE overhead; PRAGMA user_version = 1`); err != nil {
+	// A version-1 file, as the first bench wrote it, with a run.
+	if _, err := db.Exec(ms[0].sql + fmt.Sprintf(`; PRAGMA user_version = 1; PRAGMA application_id = %d;
+		INSERT INTO runs (id, created_at, model, seed, attempts_per_task, status)
+			VALUES ('run-1', '2025-03-01T12:00:00.000Z', 'qwen3:4b', 1, 2, 'finished');
+		INSERT INTO arms (run_id, name, idx) VALUES ('run-1', 'baseline', 0);`, ApplicationID)); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
+	run := &Run{ID: "run-1"}
 	s2, err := Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)

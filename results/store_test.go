@@ -175,8 +175,8 @@ func TestOpenInitialisesAndIsIdempotent(t *testing.T) {
 		if err := db.QueryRow("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").Scan(&tables); err != nil {
 			t.Fatal(err)
 		}
-		if appID != ApplicationID || version != SchemaVersion || mode != "wal" || tables != 11 {
-			t.Errorf("%s: application_id %#x, user_version %d, journal_mode %s, %d tables; want %#x, %d, wal, 11",
+		if appID != ApplicationID || version != SchemaVersion || mode != "wal" || tables != 12 {
+			t.Errorf("%s: application_id %#x, user_version %d, journal_mode %s, %d tables; want %#x, %d, wal, 12",
 				filepath.Base(path), appID, version, mode, tables, ApplicationID, SchemaVersion)
 		}
 	}
@@ -414,9 +414,9 @@ func TestSaveAttemptRoundTrip(t *testing.T) {
 		reward                                                            sql.NullInt64
 		adv                                                               sql.NullFloat64
 	}
-	err = db.QueryRow(`SELECT run_id, arm, task_id, idx, seed, status, stop_reason, reward, advantage, turns,
-		tool_calls, prompt_tokens, completion_tokens, wall_ms, started_at, finished_at, tries, error, tools_json
-		FROM attempts WHERE id = ?`, id).Scan(&row.runID, &row.arm, &row.task, &row.idx, &row.seed, &row.status,
+	err = db.QueryRow(`SELECT run_id, arm, task_id, a.idx, seed, status, stop_reason, reward, advantage, turns,
+		tool_calls, prompt_tokens, completion_tokens, wall_ms, started_at, finished_at, tries, error, l.tools_json
+		FROM attempts a JOIN tool_lists l ON l.id = a.tool_list_id WHERE a.id = ?`, id).Scan(&row.runID, &row.arm, &row.task, &row.idx, &row.seed, &row.status,
 		&row.stop, &row.reward, &row.adv, &row.turns, &row.calls, &row.prompt, &row.compl, &row.wall,
 		&row.started, &row.finished, &row.tries, &row.errText, &row.tools)
 	if err != nil {
@@ -457,9 +457,11 @@ func TestSaveAttemptRoundTrip(t *testing.T) {
 		t.Errorf("turns:\n got %q\nwant %q", turns, wantTurns)
 	}
 
+	// Read as people read it: the conversation view, with each tool
+	// message's text.
 	var msgs []string
 	rows, err = db.Query(`SELECT idx, role, content, thinking, coalesce(tool_calls_json, 'NULL'), tool_name, tool_call_id
-		FROM messages WHERE attempt_id = ? ORDER BY idx`, id)
+		FROM conversation WHERE attempt_id = ? ORDER BY idx`, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -482,6 +484,24 @@ func TestSaveAttemptRoundTrip(t *testing.T) {
 	}
 	if !reflect.DeepEqual(msgs, wantMsgs) {
 		t.Errorf("messages:\n got %q\nwant %q", msgs, wantMsgs)
+	}
+	// Stored once: the tool messages' text is their calls' results.
+	var stored []string
+	rows, err = db.Query(`SELECT idx, content, coalesce(tool_call_idx, 'NULL') FROM messages
+		WHERE attempt_id = ? AND role = 'tool' ORDER BY idx`, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var idx int
+		var content, call string
+		if err := rows.Scan(&idx, &content, &call); err != nil {
+			t.Fatal(err)
+		}
+		stored = append(stored, fmt.Sprintf("%d|%s|%s", idx, content, call))
+	}
+	if want := []string{"3||0", "5||1"}; !reflect.DeepEqual(stored, want) {
+		t.Errorf("tool messages stored as %q, want %q (text in tool_calls.result)", stored, want)
 	}
 
 	var calls []string
