@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"runtime"
 	"slices"
 	"time"
 
@@ -66,36 +67,171 @@ type attemptRow struct {
 	WallMS     float64         `db:"wall_ms"`
 }
 
+// attemptColumns are the columns of attemptRow, in the order dest gives.
+const attemptColumns = `a.id, a.arm, a.task_id, a.idx, a.status, a.stop_reason,
+	a.reward, a.advantage, a.advantage_method, a.turns, a.tool_calls,
+	a.prompt_tokens, a.completion_tokens, a.wall_ms`
+
+// dest is where a row of attemptColumns scans to.
+func (r *attemptRow) dest() []any {
+	return []any{&r.ID, &r.Arm, &r.Task, &r.Index, &r.Status, &r.StopReason, &r.Reward, &r.Advantage,
+		&r.Method, &r.Turns, &r.ToolCalls, &r.Prompt, &r.Completion, &r.WallMS}
+}
+
+// runAttempts reads the attempts of a run, converted, in the run's arm
+// order, then task order, then attempt index: attemptColumns, then the
+// extra columns of a (the attempts table). Each reader gets its own
+// destinations for the extra columns and converter from scanner. Attempts
+// of an arm or task the run does not list are left out.
+//
+// A large run has a hundred thousand attempts, and SQLite's cost is per
+// column read: the rows are scanned by hand rather than by reflection,
+// read in parts (arms × ranges of task ids) on several connections at
+// once, and sorted here rather than by SQLite through two joins.
+func runAttempts[T any](ctx context.Context, s *Store, runID, extraColumns string, scanner func() ([]any, func(*attemptRow) (T, error))) ([]T, error) {
+	order := func(query string) (map[string]int, []string, error) {
+		rows, err := s.db.QueryContext(ctx, query, runID)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer rows.Close()
+		m := map[string]int{}
+		var names []string
+		for rows.Next() {
+			var name string
+			var idx int
+			if err := rows.Scan(&name, &idx); err != nil {
+				return nil, nil, err
+			}
+			m[name] = idx
+			names = append(names, name)
+		}
+		return m, names, rows.Err()
+	}
+	arms, armNames, err := order(`SELECT name, idx FROM arms WHERE run_id = ?`)
+	if err != nil {
+		return nil, fmt.Errorf("arms: %w", err)
+	}
+	tasks, taskIDs, err := order(`SELECT id, idx FROM tasks WHERE run_id = ? ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("tasks: %w", err)
+	}
+	type part struct {
+		arm    string
+		lo, hi string // task ids: lo <= id < hi ("" hi: no bound)
+	}
+	workers := min(runtime.GOMAXPROCS(0), 4)
+	var parts []part
+	for _, arm := range armNames {
+		n := min(workers, max(len(taskIDs), 1))
+		for i := range n {
+			p := part{arm: arm}
+			if lo := i * len(taskIDs) / n; lo > 0 {
+				p.lo = taskIDs[lo]
+			}
+			if hi := (i + 1) * len(taskIDs) / n; hi < len(taskIDs) {
+				p.hi = taskIDs[hi]
+			}
+			parts = append(parts, p)
+		}
+	}
+	type keyed struct {
+		arm, task, idx int
+		v              T
+	}
+	read := func(p part, extra []any, conv func(*attemptRow) (T, error)) ([]keyed, error) {
+		q := `SELECT ` + attemptColumns + extraColumns + ` FROM attempts a
+			WHERE a.run_id = ? AND a.arm = ? AND a.task_id >= ?`
+		args := []any{runID, p.arm, p.lo}
+		if p.hi != "" {
+			q += ` AND a.task_id < ?`
+			args = append(args, p.hi)
+		}
+		rows, err := s.db.QueryContext(ctx, q, args...)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		var out []keyed
+		var r attemptRow
+		dest := append(r.dest(), extra...)
+		seen := map[string]string{}
+		intern := func(s *string) {
+			if v, ok := seen[*s]; ok {
+				*s = v
+			} else {
+				seen[*s] = *s
+			}
+		}
+		for rows.Next() {
+			if err := rows.Scan(dest...); err != nil {
+				return nil, err
+			}
+			ti, ok := tasks[r.Task]
+			if !ok {
+				continue
+			}
+			intern(&r.Arm)
+			intern(&r.Task)
+			intern(&r.Status)
+			intern(&r.StopReason)
+			intern(&r.Method.String)
+			v, err := conv(&r)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, keyed{arms[r.Arm], ti, r.Index, v})
+		}
+		return out, rows.Err()
+	}
+	results := make([][]keyed, len(parts))
+	jobs := make([]func() error, len(parts))
+	for i, p := range parts {
+		jobs[i] = func() (err error) {
+			extra, conv := scanner()
+			results[i], err = read(p, extra, conv)
+			return err
+		}
+	}
+	if err := inParallel(jobs); err != nil {
+		return nil, err
+	}
+	var all []keyed
+	for _, r := range results {
+		all = append(all, r...)
+	}
+	slices.SortFunc(all, func(a, b keyed) int {
+		if a.arm != b.arm {
+			return a.arm - b.arm
+		}
+		if a.task != b.task {
+			return a.task - b.task
+		}
+		return a.idx - b.idx
+	})
+	vs := make([]T, len(all))
+	for i := range all {
+		vs[i] = all[i].v
+	}
+	return vs, nil
+}
+
 // AttemptMetrics returns every attempt of a run with the data its metrics
 // need, in the run's arm order, then task order, then attempt index.
 func (s *Store) AttemptMetrics(ctx context.Context, runID string) ([]AttemptMetrics, error) {
-	var rows []struct {
-		attemptRow
-		Denials   int `db:"denials"`
-		Truncated int `db:"truncated_turns"`
-	}
 	// The counts of denials and truncated turns are kept with the attempt
 	// (schema version 3): a report reads one row per attempt, not every
 	// tool call and turn.
-	err := s.db.SelectContext(ctx, &rows, `SELECT a.id, a.arm, a.task_id, a.idx, a.status, a.stop_reason,
-			a.reward, a.advantage, a.advantage_method, a.turns, a.tool_calls,
-			a.prompt_tokens, a.completion_tokens, a.wall_ms, a.denials, a.truncated_turns
-		FROM attempts a
-		JOIN arms ar ON ar.run_id = a.run_id AND ar.name = a.arm
-		JOIN tasks t ON t.run_id = a.run_id AND t.id = a.task_id
-		WHERE a.run_id = ?
-		ORDER BY ar.idx, t.idx, a.idx`, runID)
+	out, err := runAttempts(ctx, s, runID, ", a.denials, a.truncated_turns", func() ([]any, func(*attemptRow) (AttemptMetrics, error)) {
+		var denials, truncated int
+		return []any{&denials, &truncated}, func(r *attemptRow) (AttemptMetrics, error) {
+			m, err := r.metrics()
+			m.Denials, m.TruncatedTurns = denials, truncated
+			return m, err
+		}
+	})
 	if err != nil {
 		return nil, fmt.Errorf("attempt metrics of run %q in %s: %w", runID, s.path, err)
-	}
-	out := make([]AttemptMetrics, len(rows))
-	for i, r := range rows {
-		m, err := r.metrics()
-		if err != nil {
-			return nil, fmt.Errorf("attempt metrics of run %q in %s: %w", runID, s.path, err)
-		}
-		m.Denials, m.TruncatedTurns = r.Denials, r.Truncated
-		out[i] = m
 	}
 	return out, nil
 }
