@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/benchhq/bench/agent"
+	"github.com/benchhq/bench/agent/mcp"
 	"github.com/benchhq/bench/overhead"
 	"github.com/benchhq/bench/results"
 )
@@ -47,6 +48,9 @@ type Runner struct {
 	Sandbox *agent.Sandbox
 
 	approvers map[string]agent.Approver
+	// flags keeps the MCP tools' description flags: each distinct tool of
+	// the run is flagged once, not once an attempt.
+	flags *mcp.FlagCache
 	// removing counts the attempt folders being removed (removeLater);
 	// removeAll removes one (os.RemoveAll when nil).
 	removing  sync.WaitGroup
@@ -87,6 +91,7 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 		return nil, err
 	}
 	r.approvers = map[string]agent.Approver{}
+	r.flags = &mcp.FlagCache{}
 	for _, a := range plan.Arms {
 		ap, err := agent.ParseApprover(a.Approver, plan.BaseDir)
 		if err != nil {
