@@ -153,8 +153,17 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 	}
 
 	bar := newProgress(r.Progress, len(todo)+out.Skipped, out.Skipped)
-	var mu sync.Mutex
-	g, gctx := errgroup.WithContext(ctx)
+	// A failure to store stops the run: no attempt starts after it.
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	saves := newSaver(ctx, r.Store, plan.Concurrency, func(a *results.Attempt) {
+		out.Ran++
+		if a.Status == results.StatusInfraError {
+			out.InfraErrors++
+		}
+		bar.add(a)
+	}, stopRun)
+	g, gctx := errgroup.WithContext(runCtx)
 	g.SetLimit(plan.Concurrency)
 	for _, j := range todo {
 		if gctx.Err() != nil {
@@ -168,20 +177,14 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 			if a.Status == results.StatusCanceled {
 				return nil // not saved as a result: the resume runs it again
 			}
-			if _, err := r.Store.SaveAttempt(context.WithoutCancel(ctx), a); err != nil {
-				return fmt.Errorf("%w%s", err, storageHint(err))
-			}
-			mu.Lock()
-			out.Ran++
-			if a.Status == results.StatusInfraError {
-				out.InfraErrors++
-			}
-			mu.Unlock()
-			bar.add(a)
+			saves.save(a)
 			return nil
 		})
 	}
 	err = g.Wait()
+	if serr := saves.close(); err == nil {
+		err = serr
+	}
 	r.removing.Wait()
 	bar.finish()
 	if err != nil {
