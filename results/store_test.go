@@ -871,3 +871,30 @@ func TestArgumentsJSON(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSaveAttempts stores attempts 64 to a transaction, as the
+// runner's saver does when attempts finish together and as scripts/gendb
+// does: ns/op is per attempt.
+func BenchmarkSaveAttempts(b *testing.B) {
+	ctx := context.Background()
+	s, _ := openTemp(b)
+	r := createRun(b, s)
+	const batch = 64
+	var pending []*Attempt
+	i := 0
+	for b.Loop() {
+		a := finishedAttempt(r.ID, AttemptKey{Arm: "baseline", Task: "csv-sum", Index: i}, 1)
+		a.Trajectory = trajectory(5, 5)
+		i++
+		pending = append(pending, a)
+		if len(pending) == batch {
+			if _, err := s.SaveAttempts(ctx, pending); err != nil {
+				b.Fatal(err)
+			}
+			pending = pending[:0]
+		}
+	}
+	if _, err := s.SaveAttempts(ctx, pending); err != nil && len(pending) > 0 {
+		b.Fatal(err)
+	}
+}

@@ -21,9 +21,7 @@ import (
 // test process costs as little as possible and is then subtracted.
 func benchTask(b *testing.B) *tasks.Suite {
 	b.Helper()
-	dir := filepath.Join(b.TempDir(), "bench-task")
-	files := map[string]string{
-		"task.toml":            "format = 1\ninstruction = \"Fix the greeting in hello.py.\"\n[tests]\ncommand = \"true\"\n",
+	return writeTask(b, "format = 1\ninstruction = \"Fix the greeting in hello.py.\"\n[tests]\ncommand = \"true\"\n", map[string]string{
 		"workspace/hello.py":   "def greet(name):\n    return 'Helo, ' + name\n",
 		"workspace/README.md":  "A tiny project.\n",
 		"workspace/lib/x.py":   "X = 1\n",
@@ -31,21 +29,7 @@ func benchTask(b *testing.B) *tasks.Suite {
 		"solution/solve.sh":    "sed -i s/Helo/Hello/ hello.py\n",
 		"workspace/lib/y.py":   "Y = 2\n",
 		"workspace/data/a.txt": "alpha\n",
-	}
-	for name, body := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			b.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
-	t, err := tasks.Load(dir)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return &tasks.Suite{Name: "bench", Dir: filepath.Dir(dir), Tasks: []*tasks.Task{t}}
+	})
 }
 
 // fiveTurns is a 5-turn trajectory: four tool calls, then an answer.

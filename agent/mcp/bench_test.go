@@ -38,18 +38,23 @@ func reportCPU(b *testing.B, cpu0 time.Duration) {
 	b.ReportMetric(float64((cputime.Self()-cpu0).Nanoseconds())/1000/float64(b.N), "client-cpu-µs/call")
 }
 
-// reportPercentiles reports the 50th and 99th percentiles of d in ms.
-func reportPercentiles(b *testing.B, d []time.Duration) {
+// reportPercentiles reports the 50th and 99th percentiles of d, in unit
+// ("ms" or "µs").
+func reportPercentiles(b *testing.B, d []time.Duration, unit string) {
 	if len(d) == 0 {
 		return
+	}
+	scale := float64(time.Millisecond)
+	if unit == "µs" {
+		scale = float64(time.Microsecond)
 	}
 	slices.Sort(d)
 	at := func(p float64) float64 {
 		i := min(int(p*float64(len(d))), len(d)-1)
-		return float64(d[i].Microseconds()) / 1000
+		return float64(d[i]) / scale
 	}
-	b.ReportMetric(at(0.50), "p50-ms")
-	b.ReportMetric(at(0.99), "p99-ms")
+	b.ReportMetric(at(0.50), "p50-"+unit)
+	b.ReportMetric(at(0.99), "p99-"+unit)
 }
 
 // BenchmarkCallRoundTrip: one get_issue call through the adapter to a
@@ -71,7 +76,7 @@ func BenchmarkCallRoundTrip(b *testing.B) {
 		}
 	}
 	reportCPU(b, cpu0)
-	reportPercentiles(b, d)
+	reportPercentiles(b, d, "ms")
 }
 
 // BenchmarkStartAndDiscover: what each attempt pays to start the server,
@@ -89,7 +94,7 @@ func BenchmarkStartAndDiscover(b *testing.B) {
 		c.Close()
 		d = append(d, time.Since(start))
 	}
-	reportPercentiles(b, d)
+	reportPercentiles(b, d, "ms")
 }
 
 // BenchmarkRelaunchPerCall: the same call as BenchmarkCallRoundTrip, done by
@@ -112,21 +117,29 @@ func BenchmarkRelaunchPerCall(b *testing.B) {
 		c.Close()
 		d = append(d, time.Since(start))
 	}
-	reportPercentiles(b, d)
+	reportPercentiles(b, d, "ms")
+}
+
+// python is python3 and the absolute path of a file of testdata; the test
+// is skipped without python3.
+func python(tb testing.TB, script string) (py, path string) {
+	tb.Helper()
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		tb.Skip("python3 is not installed")
+	}
+	path, err = filepath.Abs(filepath.Join("testdata", script))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return py, path
 }
 
 // seedServer is the seed lesson's Python MCP server (testdata/seed_server.py,
 // its one tool "incidencias"), as a task would declare it.
-func seedServer(b *testing.B) tasks.Server {
-	b.Helper()
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		b.Skip("python3 is not installed")
-	}
-	abs, err := filepath.Abs(filepath.Join("testdata", "seed_server.py"))
-	if err != nil {
-		b.Fatal(err)
-	}
+func seedServer(tb testing.TB) tasks.Server {
+	tb.Helper()
+	py, abs := python(tb, "seed_server.py")
 	return tasks.Server{Name: "seed", Command: py, Args: []string{abs}, DefaultClass: "read"}
 }
 
@@ -142,14 +155,7 @@ func seedServer(b *testing.B) tasks.Server {
 //
 //	go test -run '^$' -bench SeedComparison -benchtime 2000x ./agent/mcp/
 func BenchmarkSeedComparison(b *testing.B) {
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		b.Skip("python3 is not installed")
-	}
-	client, err := filepath.Abs(filepath.Join("testdata", "seed_client.py"))
-	if err != nil {
-		b.Fatal(err)
-	}
+	py, client := python(b, "seed_client.py")
 	type server struct {
 		name string
 		decl func(b *testing.B) (tasks.Server, Vars)
@@ -182,7 +188,7 @@ func BenchmarkSeedComparison(b *testing.B) {
 				}
 			}
 			reportCPU(b, cpu0)
-			reportMicros(b, d)
+			reportPercentiles(b, d, "µs")
 		})
 		b.Run("server="+srv.name+"/client=seed-python", func(b *testing.B) {
 			decl, vars := srv.decl(b)
@@ -217,15 +223,4 @@ func BenchmarkSeedComparison(b *testing.B) {
 			b.ReportMetric(got.P99, "p99-µs")
 		})
 	}
-}
-
-// reportMicros reports the 50th and 99th percentiles of d in µs.
-func reportMicros(b *testing.B, d []time.Duration) {
-	slices.Sort(d)
-	at := func(p float64) float64 {
-		i := min(int(p*float64(len(d))), len(d)-1)
-		return float64(d[i].Nanoseconds()) / 1000
-	}
-	b.ReportMetric(at(0.50), "p50-µs")
-	b.ReportMetric(at(0.99), "p99-µs")
 }

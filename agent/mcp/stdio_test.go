@@ -3,14 +3,11 @@ package mcp
 import (
 	"context"
 	"encoding/json"
-	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/benchhq/bench/agent"
-	"github.com/benchhq/bench/tasks"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -36,17 +33,13 @@ func TestDirectCallAnswersAsTheSDK(t *testing.T) {
 		tool string
 		args map[string]any
 	}
-	var seedCalls []call
-	if py, err := exec.LookPath("python3"); err == nil {
-		// The seed lesson's server checks the _meta of every request of
-		// revision 2026-07-28.
-		abs, _ := filepath.Abs(filepath.Join("testdata", "seed_server.py"))
-		seed := connect(t, tasks.Server{Name: "seed", Command: py, Args: []string{abs}, DefaultClass: "read"}, Vars{Workspace: t.TempDir()}, Options{})
-		if v := seed.Info().ProtocolVersion; v != "2026-07-28" {
-			t.Errorf("the seed server negotiated %q, want 2026-07-28", v)
-		}
-		seedCalls = []call{{seed, "incidencias", map[string]any{"estado": "abierta"}}, {seed, "incidencias", map[string]any{"estado": "pendiente"}}}
+	// The seed lesson's server checks the _meta of every request of
+	// revision 2026-07-28.
+	seed := connect(t, seedServer(t), Vars{Workspace: t.TempDir()}, Options{})
+	if v := seed.Info().ProtocolVersion; v != "2026-07-28" {
+		t.Errorf("the seed server negotiated %q, want 2026-07-28", v)
 	}
+	seedCalls := []call{{seed, "incidencias", map[string]any{"estado": "abierta"}}, {seed, "incidencias", map[string]any{"estado": "pendiente"}}}
 	for _, tt := range append([]call{
 		{raw, "echo", map[string]any{"text": "hé <b> & \u2028"}},
 		{raw, "fail", nil},

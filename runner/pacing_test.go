@@ -1,9 +1,8 @@
-package runner
+package runner_test
 
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -11,47 +10,15 @@ import (
 
 	"github.com/ollama/ollama/api"
 
-	"github.com/benchhq/bench/agent"
 	"github.com/benchhq/bench/internal/ollamatest"
-	"github.com/benchhq/bench/results"
+	"github.com/benchhq/bench/runner"
 	"github.com/benchhq/bench/tasks"
 )
 
 // pacingSuite is one task whose hidden test is `true`.
 func pacingSuite(t *testing.T) *tasks.Suite {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "task")
-	for name, body := range map[string]string{
-		"task.toml":         "format = 1\ninstruction = \"Say hello.\"\n[tests]\ncommand = \"true\"\n",
-		"workspace/a.txt":   "alpha\n",
-		"tests/test_a.py":   "\n",
-		"solution/solve.sh": "true\n",
-	} {
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	task, err := tasks.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &tasks.Suite{Name: "pacing", Dir: filepath.Dir(dir), Tasks: []*tasks.Task{task}}
-}
-
-func pacingRunner(t *testing.T, script ollamatest.Script) *Runner {
-	t.Helper()
-	srv := ollamatest.New(script)
-	t.Cleanup(srv.Close)
-	store, err := results.Open(context.Background(), filepath.Join(t.TempDir(), "bench.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
-	model, _ := agent.NewOllama(srv.URL, nil)
-	return &Runner{Model: model, Store: store, TempDir: t.TempDir()}
+	return writeTask(t, "format = 1\ninstruction = \"Say hello.\"\n[tests]\ncommand = \"true\"\n", map[string]string{
+		"workspace/a.txt": "alpha\n", "tests/test_a.py": "\n", "solution/solve.sh": "true\n"})
 }
 
 // The tool-token measurements before the first attempt are sent at once,
@@ -60,7 +27,7 @@ func pacingRunner(t *testing.T, script ollamatest.Script) *Runner {
 // requests' time.
 func TestMeasurementsUseTheSlots(t *testing.T) {
 	var inFlight, most atomic.Int64
-	probe := func(req *api.ChatRequest) ollamatest.Reply {
+	f := newFixture(t, func(req *api.ChatRequest) ollamatest.Reply {
 		if req.Options["num_predict"] == float64(1) { // a measuring request
 			n := inFlight.Add(1)
 			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
@@ -69,12 +36,8 @@ func TestMeasurementsUseTheSlots(t *testing.T) {
 			inFlight.Add(-1)
 		}
 		return ollamatest.Reply{Content: "done"}
-	}
-	r := pacingRunner(t, probe)
-	plan := &Plan{Model: "fake", Suite: pacingSuite(t), Attempts: 1, Concurrency: 4}
-	if _, err := r.Run(context.Background(), plan, "run"); err != nil {
-		t.Fatal(err)
-	}
+	}, ollamatest.WithoutRecording())
+	f.run(&runner.Plan{Model: "fake", Suite: pacingSuite(t), Attempts: 1, Concurrency: 4}, "run")
 	// Eight measuring requests (no tools, all tools, six tools alone).
 	if got := most.Load(); got != 4 {
 		t.Errorf("at most %d measuring requests in flight at once, want 4 (the concurrency)", got)
@@ -85,7 +48,7 @@ func TestMeasurementsUseTheSlots(t *testing.T) {
 // the removal is not on the run's critical path. Run still waits for it.
 func TestFolderRemovalIsOffTheCriticalPath(t *testing.T) {
 	var seen sync.Map // seeds of the attempts that reached the model
-	r := pacingRunner(t, func(req *api.ChatRequest) ollamatest.Reply {
+	f := newFixture(t, func(req *api.ChatRequest) ollamatest.Reply {
 		if s, ok := req.Options["seed"]; ok {
 			seen.Store(s, true)
 		}
@@ -94,17 +57,17 @@ func TestFolderRemovalIsOffTheCriticalPath(t *testing.T) {
 	release := make(chan struct{})
 	var removed []string
 	var mu sync.Mutex
-	r.removeAll = func(dir string) error {
+	runner.SetRemoveAll(f.runner, func(dir string) error {
 		<-release
 		mu.Lock()
 		removed = append(removed, dir)
 		mu.Unlock()
 		return os.RemoveAll(dir)
-	}
-	plan := &Plan{Model: "fake", Suite: pacingSuite(t), Attempts: 2, Concurrency: 1}
+	})
+	plan := &runner.Plan{Model: "fake", Suite: pacingSuite(t), Attempts: 2, Concurrency: 1}
 	done := make(chan error, 1)
 	go func() {
-		_, err := r.Run(context.Background(), plan, "run")
+		_, err := f.runner.Run(context.Background(), plan, "run")
 		done <- err
 	}()
 	// Both attempts reach the model while the first folder's removal is
