@@ -31,14 +31,14 @@ case $what in
 attempt) run -bench Attempt -benchtime 200x ./runner/ ;;
 chat) run -bench Chat -benchtime 500x ./agent/ ;;
 throughput) run -bench Throughput -benchtime 1x ./runner/ ;;
-mcp) run -bench 'SeedComparison|CallRoundTrip|StartAndDiscover' -benchtime 2000x ./agent/mcp/ ;;
+mcp) run -bench 'PipeRoundTrip|SeedComparison|CallRoundTrip|StartAndDiscover' -benchtime 2000x ./agent/mcp/ ;;
 store) run -bench SaveAttempt ./results/ ;;
 scale) scripts/scale.sh "${2:-100000}" ;;
 all)
 	run -bench Attempt -benchtime 200x ./runner/
 	run -bench Chat -benchtime 500x ./agent/
 	run -bench Throughput -benchtime 1x ./runner/
-	run -bench 'SeedComparison|CallRoundTrip|StartAndDiscover' -benchtime 2000x ./agent/mcp/
+	run -bench 'PipeRoundTrip|SeedComparison|CallRoundTrip|StartAndDiscover' -benchtime 2000x ./agent/mcp/
 	run -bench SaveAttempt ./results/
 	run -bench Resolve ./agent/
 	;;

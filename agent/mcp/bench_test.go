@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"os"
@@ -21,7 +22,7 @@ import (
 //
 //	go test -run '^$' -bench . -benchtime 2000x ./agent/mcp/
 
-func benchServer(b *testing.B) (tasks.Server, Vars) {
+func benchServer(b testing.TB) (tasks.Server, Vars) {
 	b.Helper()
 	dir := b.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "issues.json"), []byte(testIssues), 0o644); err != nil {
@@ -135,6 +136,54 @@ func python(tb testing.TB, script string) (py, path string) {
 	return py, path
 }
 
+// BenchmarkPipeRoundTrip is the floor under every client-cpu-µs/call: one
+// line written to `cat` through a pipe and read back, as a client reading
+// in a goroutine of its own does, no JSON and no MCP. On a quiet machine
+// it is a few µs; on a loaded one, waking up for the answer costs tens of
+// µs, and every client pays it (compare the seed lesson's client in
+// BenchmarkSeedComparison, run at the same time).
+func BenchmarkPipeRoundTrip(b *testing.B) {
+	cmd := exec.Command("cat")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Skip("no cat:", err)
+	}
+	defer cmd.Wait()
+	defer in.Close()
+	lines := make(chan []byte)
+	go func() {
+		r := bufio.NewReader(out)
+		for {
+			l, err := r.ReadSlice('\n')
+			if err != nil {
+				close(lines)
+				return
+			}
+			lines <- append([]byte(nil), l...)
+		}
+	}()
+	msg := []byte(`{"jsonrpc":"2.0","id":"bench-1","method":"tools/call","params":{"name":"get_issue","arguments":{"id":11}}}` + "\n")
+	d := make([]time.Duration, 0, b.N)
+	cpu0 := cputime.Self()
+	for b.Loop() {
+		start := time.Now()
+		if _, err := in.Write(msg); err != nil {
+			b.Fatal(err)
+		}
+		<-lines
+		d = append(d, time.Since(start))
+	}
+	reportCPU(b, cpu0)
+	reportPercentiles(b, d, "µs")
+}
+
 // seedServer is the seed lesson's Python MCP server (testdata/seed_server.py,
 // its one tool "incidencias"), as a task would declare it.
 func seedServer(tb testing.TB) tasks.Server {
@@ -158,13 +207,13 @@ func BenchmarkSeedComparison(b *testing.B) {
 	py, client := python(b, "seed_client.py")
 	type server struct {
 		name string
-		decl func(b *testing.B) (tasks.Server, Vars)
+		decl func(b testing.TB) (tasks.Server, Vars)
 		tool string
 		args map[string]any
 	}
 	for _, srv := range []server{
 		{"bench-go", benchServer, "get_issue", map[string]any{"id": 11}},
-		{"seed-python", func(b *testing.B) (tasks.Server, Vars) {
+		{"seed-python", func(b testing.TB) (tasks.Server, Vars) {
 			dir := b.TempDir()
 			return seedServer(b), Vars{Workspace: dir}
 		}, "incidencias", map[string]any{"estado": "abierta"}},
