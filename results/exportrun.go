@@ -41,9 +41,13 @@ type exporter struct {
 // as a JSON array), in attempt then message order, each tool message with
 // its call's result when that is where its text is kept (as the view
 // conversation does). One query per group, not per attempt.
-const messagesQuery = `SELECT m.attempt_id, m.idx, m.role,
+//
+// Reading a column costs SQLite's driver three calls, each under the
+// connection's lock, and a NULL one call: the texts that are mostly empty
+// come as NULL when empty.
+const messagesQuery = `SELECT m.attempt_id, m.role,
 		CASE WHEN m.tool_call_idx IS NULL THEN m.content ELSE coalesce(c.result, m.content) END AS content,
-		m.thinking, m.tool_calls_json, m.tool_name, m.tool_call_id
+		nullif(m.thinking, ''), m.tool_calls_json, nullif(m.tool_name, ''), nullif(m.tool_call_id, '')
 	FROM messages m
 	LEFT JOIN tool_calls c ON c.attempt_id = m.attempt_id AND c.idx = m.tool_call_idx
 	WHERE m.attempt_id IN (SELECT value FROM json_each(?))
@@ -317,14 +321,20 @@ func (w *exportWorker) conversations(ctx context.Context, attempts []AttemptMetr
 	}
 	defer rows.Close()
 	msgs, calls, owner := w.msgs[:0], w.calls[:0], w.owner[:0]
+	var id, last int64
+	idx := 0 // the message's position in its attempt
 	for rows.Next() {
-		var id int64
-		var idx int
 		var m ExportMessage
-		var tc sql.NullString
-		if err := rows.Scan(&id, &idx, &m.Role, &m.Content, &m.ReasoningContent, &tc, &m.Name, &m.ToolCallID); err != nil {
+		var thinking, tc, name, callID sql.NullString
+		if err := rows.Scan(&id, &m.Role, &m.Content, &thinking, &tc, &name, &callID); err != nil {
 			return fmt.Errorf("read messages: %w", err)
 		}
+		if id != last {
+			idx, last = 0, id
+		} else {
+			idx++
+		}
+		m.ReasoningContent, m.Name, m.ToolCallID = thinking.String, name.String, callID.String
 		if tc.Valid {
 			if more, ok := fastToolCalls(tc.String, calls); ok {
 				m.ToolCalls = more[len(calls):len(more):len(more)]

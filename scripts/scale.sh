@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # bench at scale: bench runs, report and export on a database of N attempts
 # × 10 turns (default 100,000), written by scripts/gendb through the store's
-# own write path. Prints each command's wall time and peak memory (GNU
-# time), export's throughput, and the targets.
+# own write path. Prints each command's wall time, CPU time (user +
+# system, every thread) and peak memory (GNU time), export's throughput,
+# and the targets.
 #
 #   scripts/scale.sh            100,000 attempts (about 1 GB; generating it
 #                               takes a minute or two, and is done once)
@@ -39,23 +40,24 @@ if [[ ! -f $db || $(cat "$db.stamp" 2>/dev/null) != "$stamp" ]]; then
 	echo "$stamp" >"$db.stamp"
 fi
 
-# measure CMD...: prints "seconds peak_kb" of the median of $runs runs.
+# measure CMD...: prints "seconds peak_kb cpu_seconds" of the run of median
+# wall time among $runs runs (cpu: user + system, every thread).
 measure() {
 	"$@" >/dev/null 2>&1
 	for _ in $(seq "$runs"); do
-		/usr/bin/time -f "%e %M" -o "$bin/t" "$@" >/dev/null 2>&1
-		cat "$bin/t"
+		/usr/bin/time -f "%e %M %U %S" -o "$bin/t" "$@" >/dev/null 2>&1
+		awk '{ printf "%s %s %.2f\n", $1, $2, $3 + $4 }' "$bin/t"
 	done | sort -n | sed -n "$(( (runs + 1) / 2 ))p"
 }
 
 echo "database: $db, $n attempts, $(( $(stat -c %s "$db") / 1000000 )) MB; load average $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) cores"
-printf '%-14s %9s %10s   %s\n' command seconds "peak MB" target
-read -r s kb < <(measure "$bin/bench" runs --db "$db")
-printf '%-14s %9s %10d   %s\n' "bench runs" "$s" $(( kb / 1024 )) "< 0.2 s, < 200 MB"
-read -r s kb < <(measure "$bin/bench" report --db "$db")
-printf '%-14s %9s %10d   %s\n' "bench report" "$s" $(( kb / 1024 )) "< 1 s, < 200 MB"
-read -r s kb < <(measure "$bin/bench" export --db "$db" --out "$bin/export.jsonl")
+printf '%-14s %9s %9s %10s   %s\n' command seconds "cpu s" "peak MB" target
+read -r s kb cpu < <(measure "$bin/bench" runs --db "$db")
+printf '%-14s %9s %9s %10d   %s\n' "bench runs" "$s" "$cpu" $(( kb / 1024 )) "< 0.2 s, < 200 MB"
+read -r s kb cpu < <(measure "$bin/bench" report --db "$db")
+printf '%-14s %9s %9s %10d   %s\n' "bench report" "$s" "$cpu" $(( kb / 1024 )) "< 1 s, < 200 MB"
+read -r s kb cpu < <(measure "$bin/bench" export --db "$db" --out "$bin/export.jsonl")
 bytes=$(stat -c %s "$bin/export.jsonl")
-printf '%-14s %9s %10d   %s\n' "bench export" "$s" $(( kb / 1024 )) ">= 100 MB/s, < 200 MB"
+printf '%-14s %9s %9s %10d   %s\n' "bench export" "$s" "$cpu" $(( kb / 1024 )) ">= 100 MB/s, < 200 MB"
 awk -v b="$bytes" -v s="$s" 'BEGIN { printf "export: %.0f MB in %s s: %.0f MB/s\n", b / 1e6, s, b / 1e6 / s }'
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
