@@ -32,13 +32,15 @@ func benchTask(b *testing.B) *tasks.Suite {
 	})
 }
 
-// fiveTurns is a 5-turn trajectory: four tool calls, then an answer.
+// fiveTurns is a 5-turn trajectory: four tool calls, then an answer. Its
+// prompt counts are given, so that the fake model does not count words of
+// every request: its CPU, on the same cores, would delay the harness's.
 var fiveTurns = ollamatest.Turns(
-	ollamatest.Reply{Calls: []ollamatest.Call{{Name: "list_dir", Args: map[string]any{"path": ".", "recursive": true}}}},
-	ollamatest.Reply{Calls: []ollamatest.Call{{Name: "read_file", Args: map[string]any{"path": "hello.py"}}}},
-	ollamatest.Reply{Calls: []ollamatest.Call{{Name: "edit_file", Args: map[string]any{"path": "hello.py", "old_string": "Helo", "new_string": "Hello"}}}},
-	ollamatest.Reply{Calls: []ollamatest.Call{{Name: "search", Args: map[string]any{"pattern": "Hello"}}}},
-	ollamatest.Reply{Content: "Fixed the greeting."},
+	ollamatest.Reply{PromptTokens: 1000, Calls: []ollamatest.Call{{Name: "list_dir", Args: map[string]any{"path": ".", "recursive": true}}}},
+	ollamatest.Reply{PromptTokens: 1200, Calls: []ollamatest.Call{{Name: "read_file", Args: map[string]any{"path": "hello.py"}}}},
+	ollamatest.Reply{PromptTokens: 1400, Calls: []ollamatest.Call{{Name: "edit_file", Args: map[string]any{"path": "hello.py", "old_string": "Helo", "new_string": "Hello"}}}},
+	ollamatest.Reply{PromptTokens: 1600, Calls: []ollamatest.Call{{Name: "search", Args: map[string]any{"pattern": "Hello"}}}},
+	ollamatest.Reply{PromptTokens: 1800, Content: "Fixed the greeting."},
 )
 
 // benchScripts are the fake model's scripts that a child process started
