@@ -32,9 +32,9 @@ type Model interface {
 // into the same api types, read line by line as api.Client reads it and
 // failing with the same errors. api.Client.Chat allocates an 8 MB line
 // buffer for every request: measured with BenchmarkChat (agent) on a
-// fifth-turn request of 16 KB, 8.1 MB and 2.9 ms of CPU per request
-// through api.Client.Chat against 0.03 MB and 0.3 ms through the direct
-// POST; see docs/performance.md. A server that wants requests signed
+// fifth-turn request of 16 KB, 8.1 MB and 3 to 4 ms of CPU per request
+// through api.Client.Chat against 30 KB and 0.2 to 0.3 ms through the
+// direct POST with the tool list encoded once (docs/performance.md). A server that wants requests signed
 // (OLLAMA_AUTH, ollama.com) is still asked through api.Client.Chat,
 // which signs them.
 type Ollama struct {
