@@ -5,6 +5,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime/debug"
@@ -105,6 +106,17 @@ func Run(ctx context.Context, cfg Config) *Trajectory {
 		}
 		tr.Tools = append(tr.Tools, def)
 	}
+	// The tool list is the same in every request of the attempt: it is
+	// encoded once, kept for the store, and a model client that can take
+	// it encoded gets those bytes every turn.
+	toolsJSON, err := json.Marshal(tr.Tools)
+	if err != nil {
+		tr.Stop, tr.Err = StopInfraError, fmt.Sprintf("tool definitions: %v", err)
+		return tr
+	}
+	if tr.Tools != nil {
+		tr.ToolsJSON = toolsJSON
+	}
 	system := cfg.System
 	if system == "" {
 		system = DefaultSystemPrompt
@@ -133,7 +145,7 @@ func Run(ctx context.Context, cfg Config) *Trajectory {
 			Think:    cfg.Think,
 		}
 		t0 := time.Now()
-		resp, err := chat(ctx, cfg, req)
+		resp, err := chat(ctx, cfg, req, toolsJSON)
 		if err != nil {
 			if wallTimeUp(ctx) {
 				// The model had not answered when the attempt's time ran
@@ -211,14 +223,27 @@ func Run(ctx context.Context, cfg Config) *Trajectory {
 	}
 }
 
-// chat sends one request under the request timeout.
-func chat(ctx context.Context, cfg Config, req *api.ChatRequest) (*api.ChatResponse, error) {
+// encodedToolsModel is a Model that can be sent the tool list already
+// encoded (tools is the JSON of req.Tools), as Ollama can.
+type encodedToolsModel interface {
+	ChatEncoded(ctx context.Context, req *api.ChatRequest, tools json.RawMessage) (*api.ChatResponse, error)
+}
+
+// chat sends one request under the request timeout, with the tool list
+// encoded when the model takes it so (tools is not nil).
+func chat(ctx context.Context, cfg Config, req *api.ChatRequest, tools json.RawMessage) (*api.ChatResponse, error) {
+	send := cfg.Model.Chat
+	if m, ok := cfg.Model.(encodedToolsModel); ok && tools != nil {
+		send = func(ctx context.Context, req *api.ChatRequest) (*api.ChatResponse, error) {
+			return m.ChatEncoded(ctx, req, tools)
+		}
+	}
 	if cfg.RequestTimeout <= 0 {
-		return cfg.Model.Chat(ctx, req)
+		return send(ctx, req)
 	}
 	rctx, cancel := context.WithTimeoutCause(ctx, cfg.RequestTimeout, ErrRequestTimeout)
 	defer cancel()
-	resp, err := cfg.Model.Chat(rctx, req)
+	resp, err := send(rctx, req)
 	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(rctx), ErrRequestTimeout) {
 		return nil, fmt.Errorf("the model server gave no reply within %s: %w", cfg.RequestTimeout, err)
 	}

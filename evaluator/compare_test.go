@@ -394,55 +394,66 @@ func BenchmarkBootstrapMeanCI(b *testing.B) {
 	}
 }
 
-// The sampled sign-flip test adds ±d by flipping d's sign bit: the same
-// p as the obvious loop that branches on each random bit.
-func TestPermSignFlipSampledIsTheObviousLoop(t *testing.T) {
-	obvious := func(nz []float64, flips int, seed uint64) float64 {
-		var obs, scale float64
-		for _, d := range nz {
-			obs += d
-			scale += math.Abs(d)
-		}
-		threshold := math.Abs(obs) - 1e-11*scale
-		r := rand.New(rand.NewPCG(seed, streamSignFlip))
-		extreme := 0
-		for range flips {
-			var sum float64
-			var bits uint64
-			for j, d := range nz {
-				if j%64 == 0 {
-					bits = r.Uint64()
-				}
-				if bits&1 == 1 {
-					sum -= d
-				} else {
-					sum += d
-				}
-				bits >>= 1
+// signFlipBefore is SignFlipTest's sampling as it was written first, one
+// branch per difference: the reference its faster form must match exactly.
+func signFlipBefore(nz []float64, threshold float64, flips int, seed uint64) float64 {
+	r := rand.New(rand.NewPCG(seed, streamSignFlip))
+	extreme := 0
+	for range flips {
+		var sum float64
+		var bits uint64
+		for j, d := range nz {
+			if j%64 == 0 {
+				bits = r.Uint64()
 			}
-			if math.Abs(sum) >= threshold {
-				extreme++
+			if bits&1 == 1 {
+				sum -= d
+			} else {
+				sum += d
 			}
+			bits >>= 1
 		}
-		return float64(extreme+1) / float64(flips+1)
+		if math.Abs(sum) >= threshold {
+			extreme++
+		}
 	}
-	gen := rand.New(rand.NewPCG(5, 6))
-	for _, n := range []int{21, 64, 65, 300} {
+	return float64(extreme+1) / float64(flips+1)
+}
+
+// The sampled sign-flip test gives the same p as before it was made
+// faster, to the last bit: reports of stored runs do not change.
+func TestSignFlipSampledUnchanged(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for trial := range 40 {
+		n := ExactSignFlipLimit + 1 + rng.IntN(300)
 		diffs := make([]float64, n)
 		for i := range diffs {
-			diffs[i] = float64(gen.IntN(9)-4) / 4 // -1 to 1 in quarters, some 0
-			if diffs[i] == 0 {
-				diffs[i] = 0.125
+			switch rng.IntN(4) {
+			case 0:
+				diffs[i] = 0
+			case 1:
+				diffs[i] = float64(rng.IntN(17)-8) / 16
+			default:
+				diffs[i] = rng.NormFloat64() / 3
 			}
 		}
-		for seed := range uint64(3) {
-			p, exact, err := SignFlipTest(diffs, 5000, seed)
-			if err != nil || exact {
-				t.Fatalf("n %d: p %v exact %v err %v", n, p, exact, err)
+		seed := rng.Uint64()
+		flips := []int{2000, 2003, 1, 6, 4097}[trial%5]
+		p, exact, err := SignFlipTest(diffs, flips, seed)
+		if err != nil || exact {
+			t.Fatalf("trial %d: %v, exact %v", trial, err, exact)
+		}
+		var nz []float64
+		var obs, scale float64
+		for _, d := range diffs {
+			if d != 0 {
+				nz = append(nz, d)
+				obs += d
+				scale += math.Abs(d)
 			}
-			if want := obvious(diffs, 5000, seed); p != want {
-				t.Errorf("n %d seed %d: p %v, the obvious loop gives %v", n, seed, p, want)
-			}
+		}
+		if want := signFlipBefore(nz, math.Abs(obs)-1e-11*scale, flips, seed); p != want {
+			t.Fatalf("trial %d (%d differences): p = %v, was %v", trial, n, p, want)
 		}
 	}
 }

@@ -20,9 +20,12 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ollama/ollama/api"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/benchhq/bench/agent"
 	"github.com/benchhq/bench/bound"
@@ -274,17 +277,31 @@ func listOf(items []string, most int) string {
 }
 
 // Measure sends one minimal chat request per configuration (no tools;
-// every set together; each set alone; each tool alone) and reports the
-// prompt tokens each tool and set adds, by difference with the request
-// with no tools. options are the run's Ollama options: num_ctx is required
-// (a measurement without it would be cut at Ollama's small default);
-// temperature and num_predict are overridden with 0 and 1. modelCtx is the
-// model's own context length (agent.Ollama.ContextLength; 0 when unknown):
-// Ollama lowers a larger num_ctx to it silently, so a count is judged
-// truncated against the smaller of the two. A tool set whose tools cannot
-// be converted, or two tools of one name, are errors, as they would stop a
-// run. Model errors say what to do about them (agent.ModelError.Hint).
+// every set together; each set alone; each tool alone), one after
+// another, and reports the prompt tokens each tool and set adds, by
+// difference with the request with no tools. options are the run's Ollama
+// options: num_ctx is required (a measurement without it would be cut at
+// Ollama's small default); temperature and num_predict are overridden with
+// 0 and 1. modelCtx is the model's own context length
+// (agent.Ollama.ContextLength; 0 when unknown): Ollama lowers a larger
+// num_ctx to it silently, so a count is judged truncated against the
+// smaller of the two. A tool set whose tools cannot be converted, or two tools of one
+// name, are errors, as they would stop a run. Model errors say what to do
+// about them (agent.ModelError.Hint).
 func Measure(ctx context.Context, model agent.Model, modelName string, options map[string]any, modelCtx int, sets []ToolSet) (*Report, error) {
+	return MeasureLimited(ctx, semaphore.NewWeighted(1), model, modelName, options, modelCtx, sets)
+}
+
+// MeasureLimited is Measure with its requests sent at once, as many in
+// flight as slots allows: a model server with N parallel slots answers
+// the measurement in the time of a few requests rather than of all of
+// them. Measurements running at the same time may share slots. The report
+// and the error are Measure's: when requests fail, the error is that of
+// the first configuration in Measure's order (no tools, all tools, each
+// set, each tool), and no request starts after a failure. With one slot
+// the requests go in that order and stop at the first failure, as
+// Measure's do.
+func MeasureLimited(ctx context.Context, slots *semaphore.Weighted, model agent.Model, modelName string, options map[string]any, modelCtx int, sets []ToolSet) (*Report, error) {
 	numCtx, err := agent.NumCtx(options)
 	if err != nil {
 		return nil, fmt.Errorf("measure tool overhead: %w", err)
@@ -296,41 +313,45 @@ func Measure(ctx context.Context, model agent.Model, modelName string, options m
 	if err != nil {
 		return nil, fmt.Errorf("measure tool overhead: %w", err)
 	}
-	p := &prober{model: model, modelName: modelName, limit: agent.EffectiveContext(numCtx, modelCtx), counts: map[string]Count{}}
+	p := &prober{model: model, modelName: modelName, limit: agent.EffectiveContext(numCtx, modelCtx)}
 	p.options = maps.Clone(options)
 	p.options["temperature"] = 0
 	p.options["num_predict"] = 1
 
 	r := &Report{Model: modelName, NumCtx: numCtx, ModelContext: max(modelCtx, 0), MeasuredAt: time.Now().UTC()}
-	// The baseline first, then everything: a missing model or one without
-	// tool support fails at once, with a clear message.
-	if r.Baseline, err = p.count(ctx, "with no tools", nil); err != nil {
-		return nil, err
-	}
+	// The configurations in the order they are reported (and, with one
+	// slot, sent): the baseline first, then everything, so that a missing
+	// model or one without tool support fails at once, with a clear
+	// message.
 	var all []api.Tool
 	for _, d := range defs {
 		all = append(all, d...)
 	}
-	if r.All, err = p.count(ctx, "with all tools", all); err != nil {
+	baseline := p.add("with no tools", nil)
+	everything := p.add("with all tools", all)
+	setProbes := make([]*probe, len(sets))
+	toolProbes := make([][]*probe, len(sets))
+	for i, s := range sets {
+		setProbes[i] = p.add("with tool set "+s.Name, defs[i])
+		for _, d := range defs[i] {
+			toolProbes[i] = append(toolProbes[i], p.add("with tool "+d.Function.Name, []api.Tool{d}))
+		}
+	}
+	if err := p.run(ctx, slots); err != nil {
 		return nil, err
 	}
+	r.Baseline, r.All = baseline.count, everything.count
 	base := r.Baseline.PromptTokens
 	for i, s := range sets {
-		sc := SetCost{Name: s.Name}
-		if sc.Count, err = p.count(ctx, "with tool set "+s.Name, defs[i]); err != nil {
-			return nil, err
-		}
+		sc := SetCost{Name: s.Name, Count: setProbes[i].count}
 		sc.Tokens = sc.PromptTokens - base
-		for _, d := range defs[i] {
-			c, err := p.count(ctx, "with tool "+d.Function.Name, []api.Tool{d})
-			if err != nil {
-				return nil, err
-			}
+		for j, d := range defs[i] {
+			c := toolProbes[i][j].count
 			sc.Tools = append(sc.Tools, ToolCost{Name: d.Function.Name, Count: c, Tokens: c.PromptTokens - base})
 		}
 		r.Sets = append(r.Sets, sc)
 	}
-	r.Requests = p.requests
+	r.Requests = len(p.probes)
 	return r, nil
 }
 
@@ -369,34 +390,85 @@ type prober struct {
 	model     agent.Model
 	modelName string
 	options   map[string]any
-	limit     int // the context the server uses: a count reaching it was cut
-	counts    map[string]Count
-	requests  int
+	limit     int               // the context the server uses: a count reaching it was cut
+	probes    []*probe          // distinct configurations, in order
+	byKey     map[string]*probe // by the names of their tools
 }
 
-func (p *prober) count(ctx context.Context, what string, tools []api.Tool) (Count, error) {
+// probe is one distinct configuration: its request and, once run, its count.
+type probe struct {
+	what  string
+	tools []api.Tool
+	count Count
+	err   error
+}
+
+// add returns the probe of a tool list, the earlier one when the same
+// list was added before.
+func (p *prober) add(what string, tools []api.Tool) *probe {
 	names := make([]string, len(tools))
 	for i, t := range tools {
 		names[i] = t.Function.Name
 	}
 	key := strings.Join(names, "\x00")
-	if c, ok := p.counts[key]; ok {
-		return c, nil
+	if pr, ok := p.byKey[key]; ok {
+		return pr
 	}
+	if p.byKey == nil {
+		p.byKey = map[string]*probe{}
+	}
+	pr := &probe{what: what, tools: tools}
+	p.byKey[key] = pr
+	p.probes = append(p.probes, pr)
+	return pr
+}
+
+// run sends every probe, as many at once as slots allows, in order. After
+// a failure no more start; the error is the first probe's, in order, that
+// failed.
+func (p *prober) run(ctx context.Context, slots *semaphore.Weighted) error {
+	var wg sync.WaitGroup
+	var failed atomic.Bool
+	for _, pr := range p.probes {
+		if err := slots.Acquire(ctx, 1); err != nil {
+			pr.err = fmt.Errorf("measure the prompt %s: %w", pr.what, err)
+			break
+		}
+		if failed.Load() {
+			slots.Release(1)
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer slots.Release(1)
+			pr.count, pr.err = p.count(ctx, pr.what, pr.tools)
+			if pr.err != nil {
+				failed.Store(true)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, pr := range p.probes {
+		if pr.err != nil {
+			return pr.err
+		}
+	}
+	return nil
+}
+
+func (p *prober) count(ctx context.Context, what string, tools []api.Tool) (Count, error) {
 	resp, err := p.model.Chat(ctx, &api.ChatRequest{
 		Model:    p.modelName,
 		Messages: []api.Message{{Role: "user", Content: Probe}},
 		Tools:    tools,
 		Options:  p.options,
 	})
-	p.requests++
 	if err != nil {
 		return Count{}, fmt.Errorf("measure the prompt %s: %w", what, agent.WithHint(err))
 	}
 	if resp.PromptEvalCount <= 0 {
 		return Count{}, fmt.Errorf("measure the prompt %s: the model server reported no prompt_eval_count, so prompt tokens cannot be measured", what)
 	}
-	c := Count{PromptTokens: resp.PromptEvalCount, Truncated: resp.PromptEvalCount >= p.limit}
-	p.counts[key] = c
-	return c, nil
+	return Count{PromptTokens: resp.PromptEvalCount, Truncated: resp.PromptEvalCount >= p.limit}, nil
 }

@@ -4,10 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"runtime"
 	"slices"
 	"time"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/benchhq/bench/evaluator"
 )
@@ -75,6 +74,157 @@ type attemptRow struct {
 	HarnessMS  sql.NullFloat64 `db:"harness_ms"`
 }
 
+// attemptColumns are the columns of attemptRow, in the order dest gives.
+const attemptColumns = `a.id, a.arm, a.task_id, a.idx, a.status, a.stop_reason,
+	a.reward, a.advantage, a.advantage_method, a.turns, a.tool_calls,
+	a.prompt_tokens, a.completion_tokens, a.wall_ms,
+	a.model_ms, a.tool_ms, a.test_ms, a.harness_ms`
+
+// dest is where a row of attemptColumns scans to.
+func (r *attemptRow) dest() []any {
+	return []any{&r.ID, &r.Arm, &r.Task, &r.Index, &r.Status, &r.StopReason, &r.Reward, &r.Advantage,
+		&r.Method, &r.Turns, &r.ToolCalls, &r.Prompt, &r.Completion, &r.WallMS,
+		&r.ModelMS, &r.ToolMS, &r.TestMS, &r.HarnessMS}
+}
+
+// runAttempts reads the attempts of a run, converted, in the run's arm
+// order, then task order, then attempt index: attemptColumns, then the
+// extra columns of a (the attempts table). Each reader gets its own
+// destinations for the extra columns and converter from scanner. Attempts
+// of an arm or task the run does not list are left out.
+//
+// A large run has a hundred thousand attempts, and SQLite's cost is per
+// column read: the rows are scanned by hand rather than by reflection,
+// read in parts (arms × ranges of task ids) on several connections at
+// once, and sorted here rather than by SQLite through two joins.
+func runAttempts[T any](ctx context.Context, s *Store, runID, extraColumns string, scanner func() ([]any, func(*attemptRow) (T, error))) ([]T, error) {
+	order := func(query string) (map[string]int, []string, error) {
+		rows, err := s.db.QueryContext(ctx, query, runID)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer rows.Close()
+		m := map[string]int{}
+		var names []string
+		for rows.Next() {
+			var name string
+			var idx int
+			if err := rows.Scan(&name, &idx); err != nil {
+				return nil, nil, err
+			}
+			m[name] = idx
+			names = append(names, name)
+		}
+		return m, names, rows.Err()
+	}
+	arms, armNames, err := order(`SELECT name, idx FROM arms WHERE run_id = ?`)
+	if err != nil {
+		return nil, fmt.Errorf("arms: %w", err)
+	}
+	tasks, taskIDs, err := order(`SELECT id, idx FROM tasks WHERE run_id = ? ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("tasks: %w", err)
+	}
+	type part struct {
+		arm    string
+		lo, hi string // task ids: lo <= id < hi ("" hi: no bound)
+	}
+	workers := min(runtime.GOMAXPROCS(0), 4)
+	var parts []part
+	for _, arm := range armNames {
+		n := min(workers, max(len(taskIDs), 1))
+		for i := range n {
+			p := part{arm: arm}
+			if lo := i * len(taskIDs) / n; lo > 0 {
+				p.lo = taskIDs[lo]
+			}
+			if hi := (i + 1) * len(taskIDs) / n; hi < len(taskIDs) {
+				p.hi = taskIDs[hi]
+			}
+			parts = append(parts, p)
+		}
+	}
+	type keyed struct {
+		arm, task, idx int
+		v              T
+	}
+	read := func(p part, extra []any, conv func(*attemptRow) (T, error)) ([]keyed, error) {
+		q := `SELECT ` + attemptColumns + extraColumns + ` FROM attempts a
+			WHERE a.run_id = ? AND a.arm = ? AND a.task_id >= ?`
+		args := []any{runID, p.arm, p.lo}
+		if p.hi != "" {
+			q += ` AND a.task_id < ?`
+			args = append(args, p.hi)
+		}
+		rows, err := s.db.QueryContext(ctx, q, args...)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		var out []keyed
+		var r attemptRow
+		dest := append(r.dest(), extra...)
+		seen := map[string]string{}
+		intern := func(s *string) {
+			if v, ok := seen[*s]; ok {
+				*s = v
+			} else {
+				seen[*s] = *s
+			}
+		}
+		for rows.Next() {
+			if err := rows.Scan(dest...); err != nil {
+				return nil, err
+			}
+			ti, ok := tasks[r.Task]
+			if !ok {
+				continue
+			}
+			intern(&r.Arm)
+			intern(&r.Task)
+			intern(&r.Status)
+			intern(&r.StopReason)
+			intern(&r.Method.String)
+			v, err := conv(&r)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, keyed{arms[r.Arm], ti, r.Index, v})
+		}
+		return out, rows.Err()
+	}
+	results := make([][]keyed, len(parts))
+	jobs := make([]func() error, len(parts))
+	for i, p := range parts {
+		jobs[i] = func() (err error) {
+			extra, conv := scanner()
+			results[i], err = read(p, extra, conv)
+			return err
+		}
+	}
+	if err := inParallel(jobs); err != nil {
+		return nil, err
+	}
+	var all []keyed
+	for _, r := range results {
+		all = append(all, r...)
+	}
+	slices.SortFunc(all, func(a, b keyed) int {
+		if a.arm != b.arm {
+			return a.arm - b.arm
+		}
+		if a.task != b.task {
+			return a.task - b.task
+		}
+		return a.idx - b.idx
+	})
+	vs := make([]T, len(all))
+	for i := range all {
+		vs[i] = all[i].v
+	}
+	return vs, nil
+}
+
 // AttemptMetrics returns every attempt of a run with the data its metrics
 // need, in the run's arm order, then task order, then attempt index.
 //
@@ -83,164 +233,21 @@ type attemptRow struct {
 // one grouped query each rather than a subquery per attempt: at 100,000
 // attempts this is what a report's time goes to.
 func (s *Store) AttemptMetrics(ctx context.Context, runID string) ([]AttemptMetrics, error) {
-	out, err := s.attemptMetrics(ctx, runID)
+	// The counts of denials and truncated turns are kept with the attempt
+	// (schema version 3): a report reads one row per attempt, not every
+	// tool call and turn.
+	out, err := runAttempts(ctx, s, runID, ", a.denials, a.truncated_turns", func() ([]any, func(*attemptRow) (AttemptMetrics, error)) {
+		var denials, truncated int
+		return []any{&denials, &truncated}, func(r *attemptRow) (AttemptMetrics, error) {
+			m, err := r.metrics()
+			m.Denials, m.TruncatedTurns = denials, truncated
+			return m, err
+		}
+	})
 	if err != nil {
 		return nil, fmt.Errorf("attempt metrics of run %q in %s: %w", runID, s.path, err)
 	}
 	return out, nil
-}
-
-func (s *Store) attemptMetrics(ctx context.Context, runID string) ([]AttemptMetrics, error) {
-	var names []nameIdx
-	if err := s.db.SelectContext(ctx, &names, `SELECT 'a' AS kind, name, idx FROM arms WHERE run_id = ?
-		UNION ALL SELECT 't', id, idx FROM tasks WHERE run_id = ?`, runID, runID); err != nil {
-		return nil, fmt.Errorf("arms and tasks: %w", err)
-	}
-	// The arms in their order, and each task's place in the run's order.
-	slices.SortStableFunc(names, func(x, y nameIdx) int { return x.Idx - y.Idx })
-	var arms []string
-	tasks := map[string]int{}
-	for _, n := range names {
-		if n.Kind == "a" {
-			arms = append(arms, n.Name)
-		}
-	}
-	for _, n := range names {
-		if n.Kind == "t" {
-			tasks[n.Name] = len(tasks)
-		}
-	}
-	// One query per arm and one per count, at once: each reads its own
-	// part of the covering index on its own connection.
-	perArm := make([][]AttemptMetrics, len(arms))
-	var denials, cut map[int64]int
-	g, gctx := errgroup.WithContext(ctx)
-	for i, arm := range arms {
-		g.Go(func() error {
-			var err error
-			perArm[i], err = s.armAttempts(gctx, runID, arm)
-			return err
-		})
-	}
-	counts := func(dst *map[int64]int, query string) func() error {
-		return func() error {
-			rows, err := s.db.QueryContext(gctx, query, runID, runID)
-			if err != nil {
-				return err
-			}
-			defer rows.Close()
-			m := map[int64]int{}
-			for rows.Next() {
-				var id int64
-				var n int
-				if err := rows.Scan(&id, &n); err != nil {
-					return err
-				}
-				m[id] = n
-			}
-			*dst = m
-			return rows.Err()
-		}
-	}
-	// Over the range of the run's attempt ids: the partial index holds
-	// few entries, and an id of another run in the range is never looked up.
-	const idRange = `attempt_id BETWEEN (SELECT min(id) FROM attempts WHERE run_id = ?)
-		AND (SELECT max(id) FROM attempts WHERE run_id = ?)`
-	g.Go(counts(&denials, `SELECT attempt_id, count(*) FROM tool_calls WHERE decision = 'deny' AND `+idRange+` GROUP BY attempt_id`))
-	g.Go(counts(&cut, `SELECT attempt_id, count(*) FROM turns WHERE truncated = 1 AND `+idRange+` GROUP BY attempt_id`))
-	if err := g.Wait(); err != nil {
-		return nil, err
-	}
-	for i := range perArm {
-		for j := range perArm[i] {
-			a := &perArm[i][j]
-			a.Denials, a.TruncatedTurns = denials[a.ID], cut[a.ID]
-		}
-	}
-	// The run's order: arm by arm, then each arm's attempts (read in
-	// task id and index order) placed task by task in the run's task
-	// order, a counting sort. An attempt of a task the run does not list
-	// (which the foreign keys forbid) is left out, as a join would.
-	total := 0
-	for _, as := range perArm {
-		total += len(as)
-	}
-	out := make([]AttemptMetrics, 0, total)
-	for _, as := range perArm {
-		start := make([]int, len(tasks)+1)
-		for _, a := range as {
-			if t, ok := tasks[a.Key.Task]; ok {
-				start[t+1]++
-			}
-		}
-		for t := range len(tasks) {
-			start[t+1] += start[t]
-		}
-		placed := make([]AttemptMetrics, start[len(tasks)])
-		for _, a := range as {
-			if t, ok := tasks[a.Key.Task]; ok {
-				placed[start[t]] = a
-				start[t]++
-			}
-		}
-		out = append(out, placed...)
-	}
-	return out, nil
-}
-
-// nameIdx is an arm's or a task's name and place in its run.
-type nameIdx struct {
-	Kind string `db:"kind"`
-	Name string `db:"name"`
-	Idx  int    `db:"idx"`
-}
-
-// armAttempts reads the attempts of one arm of a run, in task id and
-// index order.
-func (s *Store) armAttempts(ctx context.Context, runID, arm string) ([]AttemptMetrics, error) {
-	var n int
-	if err := s.db.GetContext(ctx, &n, `SELECT count(*) FROM attempts WHERE run_id = ? AND arm = ?`, runID, arm); err != nil {
-		return nil, err
-	}
-	rows, err := s.db.QueryContext(ctx, `SELECT id, task_id, idx, status, stop_reason,
-			reward, advantage, advantage_method, turns, tool_calls,
-			prompt_tokens, completion_tokens, wall_ms, model_ms, tool_ms, test_ms, harness_ms
-		FROM attempts WHERE run_id = ? AND arm = ? ORDER BY task_id, idx`, runID, arm)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	// Task, status and stop names repeat: keep one copy of each.
-	intern := map[string]string{}
-	one := func(s string) string {
-		if v, ok := intern[s]; ok {
-			return v
-		}
-		intern[s] = s
-		return s
-	}
-	out := make([]AttemptMetrics, 0, n)
-	rewards, advs := make([]int, n), make([]float64, n)
-	r := attemptRow{Arm: arm}
-	for rows.Next() {
-		if err := rows.Scan(&r.ID, &r.Task, &r.Index, &r.Status, &r.StopReason, &r.Reward, &r.Advantage,
-			&r.Method, &r.Turns, &r.ToolCalls, &r.Prompt, &r.Completion, &r.WallMS,
-			&r.ModelMS, &r.ToolMS, &r.TestMS, &r.HarnessMS); err != nil {
-			return nil, err
-		}
-		r.Task, r.Status, r.StopReason, r.Method.String = one(r.Task), one(r.Status), one(r.StopReason), one(r.Method.String)
-		var reward *int
-		var adv *float64
-		if i := len(out); i < n {
-			reward, adv = &rewards[i], &advs[i]
-		}
-		m, err := r.metricsIn(reward, adv)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, m)
-	}
-	return out, rows.Err()
 }
 
 // metrics converts the row. A finished attempt without a reward, which

@@ -105,7 +105,7 @@ func (s *Store) SaveOverhead(ctx context.Context, runID string, o *Overhead) err
 			o.BaselineTokens, o.PromptTokens, o.Tokens, o.SumOfTools, o.Truncated); err != nil {
 			return fmt.Errorf("insert overhead: %w", err)
 		}
-		return insertEach(ctx, tx, "overhead item", `INSERT INTO overhead_items (run_id, arm, idx, kind, name,
+		return insertEach(ctx, newTxWriter(s, tx), "overhead item", `INSERT INTO overhead_items (run_id, arm, idx, kind, name,
 			tool_set, prompt_tokens, tokens, truncated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, len(o.Items), func(i int) []any {
 			it := o.Items[i]
 			return []any{runID, o.Arm, i, it.Kind, it.Name, it.Set, it.PromptTokens, it.Tokens, it.Truncated}

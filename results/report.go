@@ -8,14 +8,14 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/benchhq/bench/bound"
 	"github.com/benchhq/bench/evaluator"
@@ -389,43 +389,73 @@ func BuildReport(run *Run, attempts []AttemptMetrics, opts ReportOptions) (*Repo
 	for _, gr := range groups {
 		byArm[gr.arm] = append(byArm[gr.arm], gr)
 	}
-	// The comparisons (bootstraps and permutation tests, most of a large
-	// report's time) run while the metrics are computed; both only read
-	// the groups.
+	// The metrics of each group, of each arm, of the whole run, and the
+	// comparisons do not depend on each other: they are computed at once
+	// (a large run has thousands of groups), each into its own place.
+	rep.Tasks = make([]Metrics, len(groups))
+	rep.Arms = make([]Metrics, len(run.Arms))
 	others := run.Arms[min(1, len(run.Arms)):]
 	rep.Comparisons = make([]Comparison, len(others))
-	var cmps errgroup.Group
-	for i, arm := range others {
-		cmps.Go(func() error {
-			c, err := compareArms(run.Arms[0].Name, arm.Name, byArm, uint64(run.Seed))
-			rep.Comparisons[i] = c
+	var jobs []func() error
+	const chunk = 512
+	for start := 0; start < len(groups); start += chunk {
+		jobs = append(jobs, func() error {
+			for i, gr := range groups[start:min(start+chunk, len(groups))] {
+				m, err := metricsOf(gr.arm, gr.task, []*group{gr}, ks)
+				if err != nil {
+					return err
+				}
+				rep.Tasks[start+i] = m
+			}
+			return nil
+		})
+	}
+	for i, arm := range run.Arms {
+		jobs = append(jobs, func() (err error) {
+			rep.Arms[i], err = metricsOf(arm.Name, "", byArm[arm.Name], ks)
 			return err
 		})
 	}
-	for _, gr := range groups {
-		m, err := metricsOf(gr.arm, gr.task, []*group{gr}, ks)
-		if err != nil {
-			cmps.Wait()
-			return nil, err
-		}
-		rep.Tasks = append(rep.Tasks, m)
+	jobs = append(jobs, func() (err error) {
+		rep.Total, err = metricsOf("", "", groups, ks)
+		return err
+	})
+	for i, arm := range others {
+		jobs = append(jobs, func() (err error) {
+			rep.Comparisons[i], err = compareArms(run.Arms[0].Name, arm.Name, byArm, uint64(run.Seed))
+			return err
+		})
 	}
-	for _, arm := range run.Arms {
-		m, err := metricsOf(arm.Name, "", byArm[arm.Name], ks)
-		if err != nil {
-			cmps.Wait()
-			return nil, err
-		}
-		rep.Arms = append(rep.Arms, m)
-	}
-	if rep.Total, err = metricsOf("", "", groups, ks); err != nil {
-		cmps.Wait()
-		return nil, err
-	}
-	if err := cmps.Wait(); err != nil {
+	if err := inParallel(jobs); err != nil {
 		return nil, err
 	}
 	return rep, nil
+}
+
+// inParallel runs jobs on as many goroutines as there are processors and
+// returns the error of the first job, in order, that failed.
+func inParallel(jobs []func() error) error {
+	errs := make([]error, len(jobs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
+		wg.Go(func() {
+			for i := range next {
+				errs[i] = jobs[i]()
+			}
+		})
+	}
+	for i := range jobs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func runHeader(run *Run) RunHeader {

@@ -213,7 +213,7 @@ var knownColumns = map[string][]string{
 	"attempts": {"id", "run_id", "arm", "task_id", "idx", "seed", "status", "stop_reason", "reward",
 		"advantage", "advantage_method", "turns", "tool_calls", "prompt_tokens", "completion_tokens",
 		"wall_ms", "started_at", "finished_at", "tries", "error", "tools_json",
-		"model_ms", "tool_ms", "test_ms", "harness_ms"},
+		"model_ms", "tool_ms", "test_ms", "harness_ms", "tool_list_id", "denials", "truncated_turns"},
 	"test_results": {"attempt_id", "command", "exit_code", "passed", "timed_out", "output", "duration_ms",
 		"basis", "report_error", "tests_total", "tests_passed", "ref_duration_ms"},
 	"test_cases":      nil,
@@ -689,4 +689,48 @@ func (s *Store) RunVersion(ctx context.Context, runID string) (string, error) {
 		return "", fmt.Errorf("version of run %q in %s: %w", runID, s.path, &NoRunError{ID: runID})
 	}
 	return fmt.Sprintf("%s %d %d %g %g %d %s %d", v.Run.String, v.Attempts, v.MaxID.Int64, v.Rewards, v.Adv, v.Advs, v.Methods, v.Overhead), nil
+}
+
+// conversation reads one attempt's messages, each with its whole text
+// (the conversation view), and the tool list it was offered.
+func (s *Store) conversation(ctx context.Context, attemptID int64) ([]ExportMessage, json.RawMessage, error) {
+	var tools sql.NullString
+	if err := s.db.GetContext(ctx, &tools, `SELECT l.tools_json FROM attempts a
+		LEFT JOIN tool_lists l ON l.id = a.tool_list_id WHERE a.id = ?`, attemptID); err != nil {
+		return nil, nil, fmt.Errorf("read tools: %w", err)
+	}
+	list := json.RawMessage("[]")
+	if tools.Valid {
+		if !json.Valid([]byte(tools.String)) || !strings.HasPrefix(strings.TrimSpace(tools.String), "[") {
+			return nil, nil, errors.New("column tool_lists.tools_json: not a JSON array")
+		}
+		list = json.RawMessage(tools.String)
+	}
+	var rows []struct {
+		Index      int            `db:"idx"`
+		Role       string         `db:"role"`
+		Content    string         `db:"content"`
+		Thinking   string         `db:"thinking"`
+		ToolCalls  sql.NullString `db:"tool_calls_json"`
+		ToolName   string         `db:"tool_name"`
+		ToolCallID string         `db:"tool_call_id"`
+	}
+	if err := s.db.SelectContext(ctx, &rows, `SELECT idx, role, content, thinking, tool_calls_json,
+		tool_name, tool_call_id FROM conversation WHERE attempt_id = ? ORDER BY idx`, attemptID); err != nil {
+		return nil, nil, fmt.Errorf("read messages: %w", err)
+	}
+	msgs := make([]ExportMessage, len(rows))
+	for i, r := range rows {
+		m := ExportMessage{Role: r.Role, Content: r.Content, ReasoningContent: r.Thinking,
+			Name: r.ToolName, ToolCallID: r.ToolCallID}
+		if r.ToolCalls.Valid {
+			calls, err := exportToolCalls(r.ToolCalls.String)
+			if err != nil {
+				return nil, nil, fmt.Errorf("message %d: column messages.tool_calls_json: %w", r.Index, err)
+			}
+			m.ToolCalls = calls
+		}
+		msgs[i] = m
+	}
+	return msgs, list, nil
 }

@@ -38,7 +38,7 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 	if plan.KeepWorkspaces {
 		r.logf("attempt %s/%s#%d: workspace kept in %s", j.Arm.Name, j.Task.ID, j.Index, dir)
 	} else {
-		defer os.RemoveAll(dir)
+		defer r.removeLater(dir)
 	}
 	wsDir := filepath.Join(dir, "workspace")
 	if err := os.Mkdir(wsDir, 0o755); err != nil {

@@ -3,6 +3,9 @@ package runner
 import (
 	"context"
 	"fmt"
+	"sync"
+
+	"golang.org/x/sync/semaphore"
 
 	"github.com/benchhq/bench/agent"
 	"github.com/benchhq/bench/bound"
@@ -34,25 +37,37 @@ func (r *Runner) modelContext(ctx context.Context, plan *Plan) (int, error) {
 // to every request: one minimal request per configuration against the
 // run's model, on one endpoint (the first in service): the tokens are the
 // model's, not the server's, and checkModel made sure that every endpoint
-// serves the same one. Its first requests are also the check of the model
-// before the first attempt: a server that is down, a model that is not
-// pulled or one that cannot take tools stops the run here, with what to do.
+// serves the same one. Its first requests are also the check of the model before
+// the first attempt: a server that is down, a model that is not pulled or
+// one that cannot take tools stops the run here, with what to do.
+//
+// The requests of every arm go at once, as many in flight as the plan's
+// concurrency (the model server's parallel slots, as the attempts use
+// them): the measurement takes the time of a few requests, not of all.
 func (r *Runner) measureOverhead(ctx context.Context, plan *Plan, armSets map[string][]overhead.ToolSet) ([]*overhead.Report, error) {
 	model := r.pool.First().Model
-	var reps []*overhead.Report
-	for _, arm := range plan.Arms {
+	slots := semaphore.NewWeighted(int64(plan.Concurrency))
+	reps := make([]*overhead.Report, len(plan.Arms))
+	errs := make([]error, len(plan.Arms))
+	var wg sync.WaitGroup
+	for i, arm := range plan.Arms {
 		r.logf("arm %s: measuring what its tools cost in prompt tokens (one short request per tool and tool set)", arm.Name)
-		rep, err := overhead.Measure(ctx, model, plan.Model, plan.Options, r.modelCtx, armSets[arm.Name])
-		if err != nil {
-			return nil, fmt.Errorf("measure tool overhead of arm %s: %w", arm.Name, err)
+		wg.Go(func() {
+			reps[i], errs[i] = overhead.MeasureLimited(ctx, slots, model, plan.Model, plan.Options, r.modelCtx, armSets[arm.Name])
+		})
+	}
+	wg.Wait()
+	for i, arm := range plan.Arms {
+		if errs[i] != nil {
+			return nil, fmt.Errorf("measure tool overhead of arm %s: %w", arm.Name, errs[i])
 		}
+		rep := reps[i]
 		rep.Arm = arm.Name
 		total := rep.TotalBound()
 		r.logf("arm %s: %d tools cost %s prompt tokens a request (%.1f%% of the context, %d)", arm.Name, rep.ToolCount(), total, 100*rep.Share(total.N), rep.Context())
 		for _, w := range rep.Warnings() {
 			r.logf("warning: arm %s: %s", arm.Name, w)
 		}
-		reps = append(reps, rep)
 	}
 	return reps, nil
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/benchhq/bench/agent"
+	"github.com/benchhq/bench/agent/mcp"
 	"github.com/benchhq/bench/endpoint"
 	"github.com/benchhq/bench/environment"
 	"github.com/benchhq/bench/overhead"
@@ -75,6 +77,13 @@ type Runner struct {
 	// modelCtx is the model's own context length (0: unknown), read at
 	// the start of a run.
 	modelCtx int
+	// flags keeps the MCP tools' description flags: each distinct tool of
+	// the run is flagged once, not once an attempt.
+	flags *mcp.FlagCache
+	// removing counts the attempt folders being removed (removeLater);
+	// removeAll removes one (os.RemoveAll when nil).
+	removing  sync.WaitGroup
+	removeAll func(string) error
 }
 
 // Outcome is what a run did.
@@ -114,6 +123,7 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 		return nil, errors.New("runner: no sandbox: make one with sandbox.New (its Off mode isolates nothing, but still ends every process of an attempt)")
 	}
 	r.approvers = map[string]agent.Approver{}
+	r.flags = &mcp.FlagCache{}
 	for _, a := range plan.Arms {
 		ap, err := agent.ParseApprover(a.Approver, plan.BaseDir)
 		if err != nil {
@@ -222,8 +232,17 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 	}
 
 	bar := newProgress(r.Progress, r.Lines, len(todo)+out.Skipped, out.Skipped)
-	var mu sync.Mutex
-	g, gctx := errgroup.WithContext(ctx)
+	// A failure to store stops the run: no attempt starts after it.
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	saves := newSaver(ctx, r.Store, plan.Concurrency, func(a *results.Attempt) {
+		out.Ran++
+		if a.Status == results.StatusInfraError {
+			out.InfraErrors++
+		}
+		bar.add(a)
+	}, stopRun)
+	g, gctx := errgroup.WithContext(runCtx)
 	g.SetLimit(plan.Concurrency)
 	for _, j := range todo {
 		if gctx.Err() != nil {
@@ -237,20 +256,15 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 			if a.Status == results.StatusCanceled {
 				return nil // not saved as a result: the resume runs it again
 			}
-			if _, err := r.Store.SaveAttempt(context.WithoutCancel(ctx), a); err != nil {
-				return fmt.Errorf("%w%s", err, storageHint(err))
-			}
-			mu.Lock()
-			out.Ran++
-			if a.Status == results.StatusInfraError {
-				out.InfraErrors++
-			}
-			mu.Unlock()
-			bar.add(a)
+			saves.save(a)
 			return nil
 		})
 	}
 	err = g.Wait()
+	if serr := saves.close(); err == nil {
+		err = serr
+	}
+	r.removing.Wait()
 	bar.finish()
 	if err != nil {
 		_ = r.Store.FinishRun(context.WithoutCancel(ctx), run.ID, results.RunInterrupted)
@@ -272,6 +286,21 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 		return out, fmt.Errorf("finish run %s: %w", run.ID, err)
 	}
 	return out, nil
+}
+
+// removeLater removes an attempt's folder in the background: the attempt's
+// slot goes to the next attempt at once, rather than after the removal of
+// thousands of files. Run waits for every removal before it returns.
+func (r *Runner) removeLater(dir string) {
+	remove := r.removeAll
+	if remove == nil {
+		remove = os.RemoveAll
+	}
+	r.removing.Go(func() {
+		if err := remove(dir); err != nil {
+			r.logf("warning: remove attempt folder %s: %v", dir, err)
+		}
+	})
 }
 
 func (r *Runner) newRun(plan *Plan, runID string) *results.Run {

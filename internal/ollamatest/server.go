@@ -102,6 +102,22 @@ type Server struct {
 
 	mu       sync.Mutex
 	requests []api.ChatRequest
+	noRecord bool // WithoutRecording: count requests, keep none
+
+	stats    Stats
+	inFlight int64
+	since    time.Time // when inFlight last changed
+}
+
+// Stats is what the server counted of the chat requests it received.
+type Stats struct {
+	// Requests counts the chat requests received.
+	Requests int64 `json:"requests"`
+	// MaxInFlight is the most requests that were being answered at once.
+	MaxInFlight int64 `json:"max_in_flight"`
+	// BusySeconds is the integral of the requests in flight over time, in
+	// request-seconds: with every request held for L, it is Requests × L.
+	BusySeconds float64 `json:"busy_seconds"`
 }
 
 // Option configures a Server.
@@ -137,6 +153,12 @@ func WithContextLength(n int) Option {
 	return func(s *Server) { s.contextLength = n }
 }
 
+// WithoutRecording makes the server count requests (Stats) without keeping
+// them (Requests returns none): for long benchmarks.
+func WithoutRecording() Option {
+	return func(s *Server) { s.noRecord = true }
+}
+
 // New starts a fake server playing script. Close it when done.
 func New(script Script, opts ...Option) *Server {
 	s := &Server{script: script, models: map[string]bool{}, noTools: map[string]bool{}, digests: map[string]string{}, contextLength: DefaultContextLength}
@@ -156,6 +178,10 @@ func New(script Script, opts ...Option) *Server {
 	})
 	mux.HandleFunc("GET /api/version", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `{"version":"0.17.4"}`)
+	})
+	mux.HandleFunc("GET "+statsPath, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(s.Stats())
 	})
 	s.mux = mux
 	s.Server = httptest.NewServer(mux)
@@ -192,6 +218,44 @@ func (s *Server) Start() error {
 	return nil
 }
 
+// statsPath is where the server answers its Stats, for a parent process
+// (see Spawn). No Ollama endpoint has this path.
+const statsPath = "/ollamatest/stats"
+
+// Stats returns what the server has counted so far.
+func (s *Server) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.account(time.Now())
+	return s.stats
+}
+
+// account adds the time since the last change of inFlight to BusySeconds.
+// s.mu is held.
+func (s *Server) account(now time.Time) {
+	if !s.since.IsZero() {
+		s.stats.BusySeconds += float64(s.inFlight) * now.Sub(s.since).Seconds()
+	}
+	s.since = now
+}
+
+// enter and leave count a request in flight.
+func (s *Server) enter() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.account(time.Now())
+	s.inFlight++
+	s.stats.Requests++
+	s.stats.MaxInFlight = max(s.stats.MaxInFlight, s.inFlight)
+}
+
+func (s *Server) leave() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.account(time.Now())
+	s.inFlight--
+}
+
 // Requests returns a copy of every chat request received, in arrival order.
 func (s *Server) Requests() []api.ChatRequest {
 	s.mu.Lock()
@@ -200,14 +264,18 @@ func (s *Server) Requests() []api.ChatRequest {
 }
 
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
+	s.enter()
+	defer s.leave()
 	var req api.ChatRequest
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	s.mu.Lock()
-	s.requests = append(s.requests, req)
-	s.mu.Unlock()
+	if !s.noRecord {
+		s.mu.Lock()
+		s.requests = append(s.requests, req)
+		s.mu.Unlock()
+	}
 
 	if len(s.models) > 0 && !s.models[req.Model] {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("model '%s' not found", req.Model))
