@@ -190,10 +190,10 @@ func (s *Scorer) RunWithHome(ctx context.Context, t *tasks.Task, change *Change,
 	}
 	spec := s.Spec
 	spec.Dir, spec.Home, spec.Network, spec.User = work, home, false, s.Sandbox.NewUser()
+	// The test command is the first process of its own PID namespace:
+	// when run returns, the kernel has ended everything it started, so
+	// nothing of the scoring user outlives it (no KillAll needed).
 	res, out, err := s.run(ctx, t, spec)
-	if kerr := s.Sandbox.KillAll(context.WithoutCancel(ctx), spec.User); kerr != nil && err == nil {
-		err = kerr
-	}
 	if err != nil {
 		return nil, fmt.Errorf("score task %s: %w", t.ID, err)
 	}

@@ -178,38 +178,68 @@ func (s *Sandbox) KillAll(ctx context.Context, u User) error {
 
 // processesOf counts the live processes (zombies aside: they can do
 // nothing more) whose real, effective or saved user id is uid, as the
-// kernel lists them in /proc.
+// kernel lists them in /proc: the status of each, read with one buffer.
 func processesOf(uid int) (int, error) {
-	entries, err := os.ReadDir("/proc")
+	d, err := os.Open("/proc")
 	if err != nil {
 		return 0, err
 	}
-	want := strconv.Itoa(uid)
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return 0, err
+	}
+	want := []byte(strconv.Itoa(uid))
+	buf := make([]byte, 4096)
+	path := make([]byte, 0, 32)
 	n := 0
-	for _, e := range entries {
-		if c := e.Name()[0]; c < '0' || c > '9' {
+	for _, name := range names {
+		if c := name[0]; c < '0' || c > '9' {
 			continue
 		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/status")
+		path = append(append(append(path[:0], "/proc/"...), name...), "/status"...)
+		fd, err := syscall.Open(string(path), syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 		if err != nil {
 			continue // gone meanwhile
 		}
-		var state string
-		owned := false
-		for _, line := range strings.Split(string(b), "\n") {
-			switch {
-			case strings.HasPrefix(line, "State:"):
-				state = strings.TrimSpace(strings.TrimPrefix(line, "State:"))
-			case strings.HasPrefix(line, "Uid:"):
-				f := strings.Fields(line)
-				owned = len(f) >= 4 && (f[1] == want || f[2] == want || f[3] == want)
-			}
+		k, err := syscall.Read(fd, buf)
+		syscall.Close(fd)
+		if err != nil || k <= 0 {
+			continue
 		}
-		if owned && !strings.HasPrefix(state, "Z") && !strings.HasPrefix(state, "X") {
+		if owned, alive := statusOf(buf[:k], want); owned && alive {
 			n++
 		}
 	}
 	return n, nil
+}
+
+// statusOf reads a /proc/PID/status: whether uid (as text) is one of its
+// real, effective or saved user ids, and whether it is not a zombie.
+func statusOf(b, uid []byte) (owned, alive bool) {
+	alive = true
+	for len(b) > 0 {
+		line := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		switch {
+		case bytes.HasPrefix(line, []byte("State:")):
+			st := bytes.TrimSpace(line[len("State:"):])
+			alive = len(st) > 0 && st[0] != 'Z' && st[0] != 'X'
+		case bytes.HasPrefix(line, []byte("Uid:")):
+			f := bytes.Fields(line[len("Uid:"):])
+			for i := 0; i < len(f) && i < 3; i++ {
+				if bytes.Equal(f[i], uid) {
+					owned = true
+				}
+			}
+			return owned, alive // State comes before Uid
+		}
+	}
+	return owned, alive
 }
 
 // chownTree gives every file of a tree to uid (group uid), without

@@ -10,7 +10,7 @@ import (
 
 // CopyWorkspace copies the task's workspace/ into dst, which must exist.
 func (t *Task) CopyWorkspace(dst string) error {
-	if err := copyTree(t.WorkspaceDir(), dst, false); err != nil {
+	if err := t.copyFolder(t.WorkspaceDir(), dst, false); err != nil {
 		return fmt.Errorf("copy workspace of task %s: %w", t.ID, err)
 	}
 	return nil
@@ -23,10 +23,23 @@ func (t *Task) CopyTests(dst string) error {
 	if _, err := os.Stat(t.TestsDir()); os.IsNotExist(err) {
 		return nil
 	}
-	if err := CopyTree(t.TestsDir(), dst); err != nil {
+	if err := t.copyFolder(t.TestsDir(), dst, true); err != nil {
 		return fmt.Errorf("copy hidden tests of task %s: %w", t.ID, err)
 	}
 	return nil
+}
+
+// copyFolder copies a folder of the task into dst, from its snapshot in
+// memory when it has one.
+func (t *Task) copyFolder(src, dst string, replace bool) error {
+	s, err := t.snapshotOf(src)
+	if err != nil {
+		return err
+	}
+	if s == nil {
+		return copyTree(src, dst, replace)
+	}
+	return s.writeTo(dst, replace)
 }
 
 // CopyTree copies the folder src into dst (created if needed), keeping file

@@ -70,6 +70,9 @@ type Task struct {
 	// Hash is a digest of every file of the task folder, so that a resumed
 	// run can tell a task changed under it.
 	Hash string
+
+	// snaps keeps workspace/ and tests/ in memory once read (copy.go).
+	snaps *snapshots
 }
 
 // Limits bound one attempt. Zero means "use the default".
@@ -236,6 +239,7 @@ func load(dir string, checkRecord bool) (*Task, error) {
 	}
 	t.ID = filepath.Base(abs)
 	t.Dir = abs
+	t.snaps = &snapshots{}
 	if fi, err := os.Stat(filepath.Join(abs, "workspace")); err != nil || !fi.IsDir() {
 		return nil, &FieldError{File: path, Msg: "the task folder has no workspace/ folder (the agent's starting files; it may be empty)"}
 	}
