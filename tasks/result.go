@@ -64,6 +64,11 @@ const (
 	LeftOutHook      = "a test-runner or interpreter hook"
 	LeftOutLink      = "a symbolic link"
 	LeftOutSpecial   = "not a regular file (a pipe, socket or device)"
+	// LeftOutUnreadable is a path of the attempt's workspace that cannot
+	// be read (a path longer than the system allows, a folder without
+	// permissions): what the agent leaves is never a failure of the
+	// harness.
+	LeftOutUnreadable = "cannot be read"
 )
 
 // cacheDirs are folders of tool caches and bytecode, never a result.
