@@ -73,6 +73,13 @@ const (
 func CollectChange(t *tasks.Task, workspace string) (*Change, error) {
 	orig := t.WorkspaceDir()
 	c := &Change{src: workspace}
+	var shadow tasks.Shadowing
+	if len(t.Tests.Result) == 0 {
+		var err error
+		if shadow, err = t.Shadowing(); err != nil {
+			return nil, err
+		}
+	}
 	var diff bytes.Buffer
 	leave := func(rel, reason string) {
 		if len(c.LeftOut) < MaxLeftOut {
@@ -144,6 +151,10 @@ func CollectChange(t *tasks.Task, workspace string) (*Change, error) {
 		}
 		if ok, why := t.Tests.Counts(rel); !ok {
 			leave(rel, why)
+			return nil
+		}
+		if kind == "added" && shadow.Shadows(rel) {
+			leave(rel, tasks.LeftOutShadow)
 			return nil
 		}
 		if err := readable(p); err != nil {
