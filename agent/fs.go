@@ -15,6 +15,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -30,7 +32,8 @@ const (
 	maxLineBytes = 4096
 	// maxSearchLineBytes bounds one matching line as search shows it.
 	maxSearchLineBytes = 500
-	// maxEditBytes bounds the size of a file edit_file loads.
+	// maxEditBytes bounds the size of a file edit_file loads, and of the
+	// file it would make: the result is refused before it is built.
 	maxEditBytes = 8 << 20
 	// maxSearchFileBytes: larger files are skipped by search.
 	maxSearchFileBytes = 8 << 20
@@ -161,11 +164,18 @@ func isBinary(head []byte) bool { return bytes.IndexByte(head, 0) >= 0 }
 
 // readLine reads one line of br without its newline, keeping at most limit
 // bytes of it (in keep's storage) and counting the bytes it dropped. ok is
-// false at the end of the input.
-func readLine(br *bufio.Reader, limit int, keep []byte) (line []byte, cut int, ok bool, err error) {
+// false at the end of the input. Inside a line longer than br's buffer it
+// checks ctx at every buffer's worth, so that a line of gigabytes ends with
+// the attempt; the error is then ctx's.
+func readLine(ctx context.Context, br *bufio.Reader, limit int, keep []byte) (line []byte, cut int, ok bool, err error) {
 	line = keep[:0]
 	n := 0
 	for {
+		if n > 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, 0, false, err
+			}
+		}
 		chunk, rerr := br.ReadSlice('\n')
 		n += len(chunk)
 		if rerr == nil {
@@ -240,9 +250,9 @@ func (t readFileTool) Call(ctx context.Context, args map[string]any) (Result, er
 	case fi.IsDir():
 		return *errResult("%s is a folder, not a file: use list_dir to see what it holds", name), nil
 	case !fi.Mode().IsRegular():
-		return *errResult("%s is not a regular file (%s)", name, fi.Mode().Type()), nil
+		return *errResult("%s is %v", name, notRegularError{fi.Mode()}), nil
 	}
-	f, err := root.Open(rel)
+	f, fi, err := openRegular(root, rel, os.O_RDONLY, 0)
 	if err != nil {
 		return *osError("cannot read", name, err), nil
 	}
@@ -266,7 +276,10 @@ func (t readFileTool) Call(ctx context.Context, args map[string]any) (Result, er
 				return Result{}, fmt.Errorf("read %s: %w", name, err)
 			}
 		}
-		line, cut, ok, err := readLine(br, maxLineBytes, keep)
+		line, cut, ok, err := readLine(ctx, br, maxLineBytes, keep)
+		if err != nil && ctx.Err() != nil {
+			return Result{}, fmt.Errorf("read %s: %w", name, ctx.Err())
+		}
 		if err != nil {
 			return *osError("cannot read", name, err), nil
 		}
@@ -352,7 +365,7 @@ func (t writeFileTool) Call(ctx context.Context, args map[string]any) (Result, e
 			return *errResult("%s is a folder: give a file path", name), nil
 		}
 		if !fi.Mode().IsRegular() {
-			return *errResult("%s is not a regular file (%s)", name, fi.Mode().Type()), nil
+			return *errResult("%s is %v", name, notRegularError{fi.Mode()}), nil
 		}
 		existed = true
 	}
@@ -361,7 +374,18 @@ func (t writeFileTool) Call(ctx context.Context, args map[string]any) (Result, e
 			return *osError("cannot create folder", show(dir), err), nil
 		}
 	}
-	if err := root.WriteFile(rel, []byte(content), 0o644); err != nil {
+	f, _, err := openRegular(root, rel, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return *osError("cannot write", name, err), nil
+	}
+	defer f.Close()
+	if err := f.Truncate(0); err != nil {
+		return *osError("cannot write", name, err), nil
+	}
+	if _, err := f.WriteString(content); err != nil {
+		return *osError("cannot write", name, err), nil
+	}
+	if err := f.Close(); err != nil {
 		return *osError("cannot write", name, err), nil
 	}
 	verb := "created"
@@ -424,45 +448,59 @@ func (t editFileTool) Call(ctx context.Context, args map[string]any) (Result, er
 	case fi.IsDir():
 		return *errResult("%s is a folder, not a file", name), nil
 	case !fi.Mode().IsRegular():
-		return *errResult("%s is not a regular file (%s)", name, fi.Mode().Type()), nil
+		return *errResult("%s is %v", name, notRegularError{fi.Mode()}), nil
 	case fi.Size() > maxEditBytes:
-		return *errResult("%s is too large to edit (%d bytes, at most %d): use run_command", name, fi.Size(), maxEditBytes), nil
+		return *tooLargeToEdit(name, fi.Size()), nil
 	}
-	f, err := root.OpenFile(rel, os.O_RDWR, 0)
+	f, fi, err := openRegular(root, rel, os.O_RDWR, 0)
 	if err != nil {
 		return *osError("cannot edit", name, err), nil
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxEditBytes+1))
-	if err != nil {
+	if fi.Size() > maxEditBytes { // it grew since the check
+		return *tooLargeToEdit(name, fi.Size()), nil
+	}
+	// One buffer at the size fstat gave, and a byte more to see the file
+	// grow meanwhile: never more than maxEditBytes+1 in memory.
+	data := make([]byte, fi.Size()+1)
+	got, err := io.ReadFull(f, data)
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		data = data[:got]
+	case err != nil:
 		return *osError("cannot read", name, err), nil
+	default:
+		return *errResult("%s changed while edit_file read it: read it again and retry", name), nil
 	}
 	if isBinary(data[:min(len(data), sniffBytes)]) {
 		return *errResult("%s is a binary file: edit_file changes text only", name), nil
 	}
-	content := string(data)
-	n := strings.Count(content, oldS)
+	oldB, newB := []byte(oldS), []byte(newS)
+	n := bytes.Count(data, oldB)
 	switch {
 	case n == 0:
 		msg := fmt.Sprintf("old_string was not found in %s: it must match the file exactly, whitespace and indentation included; read the file again and copy the text", name)
-		if strings.Contains(squeezeSpace(content), squeezeSpace(oldS)) {
+		if containsSqueezed(data, oldS) {
 			msg += " (a match that differs only in whitespace exists)"
 		}
 		return *errResult("%s", msg), nil
 	case n > 1 && !all:
 		return *errResult("old_string occurs %d times in %s (%s): add surrounding lines to old_string so that it matches exactly once, or set replace_all to true",
-			n, name, linesOf(content, oldS, 10)), nil
+			n, name, linesOf(data, oldB, 10)), nil
 	}
-	lines := linesOf(content, oldS, 10)
-	if all {
-		content = strings.ReplaceAll(content, oldS, newS)
-	} else {
-		content = strings.Replace(content, oldS, newS, 1)
+	// The size of the result, from the count and the lengths, before it is
+	// built: replacing every letter of a large file by a long text would
+	// take gigabytes.
+	if size := int64(len(data)) + int64(n)*(int64(len(newB))-int64(len(oldB))); size > maxEditBytes {
+		return *errResult("replacing %s in %s would make it %d bytes, and edit_file writes files of at most %d: make a smaller change, or use run_command (e.g. sed)",
+			plural(n, "occurrence"), name, size, maxEditBytes), nil
 	}
-	if err := f.Truncate(0); err != nil {
+	lines := linesOf(data, oldB, 10)
+	data = bytes.Replace(data, oldB, newB, n)
+	if _, err := f.WriteAt(data, 0); err != nil {
 		return *osError("cannot write", name, err), nil
 	}
-	if _, err := f.WriteAt([]byte(content), 0); err != nil {
+	if err := f.Truncate(int64(len(data))); err != nil {
 		return *osError("cannot write", name, err), nil
 	}
 	if err := f.Close(); err != nil {
@@ -474,22 +512,28 @@ func (t editFileTool) Call(ctx context.Context, args map[string]any) (Result, er
 	return Result{Text: fmt.Sprintf("replaced %d occurrences in %s (%s)", n, name, lines)}, nil
 }
 
+// tooLargeToEdit refuses a file larger than edit_file loads.
+func tooLargeToEdit(name string, size int64) *Result {
+	return errResult("%s is too large to edit (%d bytes, at most %d): use run_command", name, size, maxEditBytes)
+}
+
 // linesOf names the lines where s occurs in content, at most limit of them.
-func linesOf(content, s string, limit int) string {
+func linesOf(content, s []byte, limit int) string {
+	newline := []byte{'\n'}
 	var nums []string
 	line, pos := 1, 0
 	for len(nums) < limit {
-		i := strings.Index(content[pos:], s)
+		i := bytes.Index(content[pos:], s)
 		if i < 0 {
 			break
 		}
-		line += strings.Count(content[pos:pos+i], "\n")
+		line += bytes.Count(content[pos:pos+i], newline)
 		nums = append(nums, fmt.Sprint(line))
-		line += strings.Count(s, "\n")
+		line += bytes.Count(s, newline)
 		pos += i + len(s)
 	}
 	more := ""
-	if strings.Contains(content[pos:], s) {
+	if bytes.Contains(content[pos:], s) {
 		more = ", ..."
 	}
 	if len(nums) == 1 {
@@ -500,6 +544,59 @@ func linesOf(content, s string, limit int) string {
 
 // squeezeSpace collapses runs of white space to one space.
 func squeezeSpace(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// containsSqueezed reports whether old occurs in content once runs of white
+// space (as strings.Fields sees it) are collapsed to one space in both. It
+// streams the collapsed content through a Knuth-Morris-Pratt matcher, so
+// that its memory is old's, whatever the size of content.
+func containsSqueezed(content []byte, old string) bool {
+	pat := squeezeSpace(old)
+	if pat == "" {
+		return true
+	}
+	// fail[i]: the length of the longest proper prefix of pat[:i+1] that
+	// is also its suffix.
+	fail := make([]int, len(pat))
+	for i, k := 1, 0; i < len(pat); i++ {
+		for k > 0 && pat[i] != pat[k] {
+			k = fail[k-1]
+		}
+		if pat[i] == pat[k] {
+			k++
+		}
+		fail[i] = k
+	}
+	j := 0 // bytes of pat matched so far
+	feed := func(c byte) bool {
+		for j > 0 && pat[j] != c {
+			j = fail[j-1]
+		}
+		if pat[j] == c {
+			j++
+		}
+		return j == len(pat)
+	}
+	space := false
+	for i := 0; i < len(content); {
+		r, size := utf8.DecodeRune(content[i:])
+		if unicode.IsSpace(r) {
+			space = true
+			i += size
+			continue
+		}
+		if space && feed(' ') {
+			return true
+		}
+		space = false
+		for _, c := range content[i : i+size] {
+			if feed(c) {
+				return true
+			}
+		}
+		i += size
+	}
+	return false
+}
 
 // ---------------------------------------------------------------- list_dir
 
@@ -544,7 +641,7 @@ func (t listDirTool) Call(ctx context.Context, args map[string]any) (Result, err
 	if !fi.IsDir() {
 		return *errResult("%s is a file, not a folder: use read_file to read it", name), nil
 	}
-	fsys := root.FS()
+	fsys := walkFS{root}
 	var out strings.Builder
 	count := 0
 	errFull := errors.New("full")
@@ -624,7 +721,7 @@ func (t listDirTool) entry(root *os.Root, p string, d fs.DirEntry) string {
 		return p
 	}
 	if !info.Mode().IsRegular() {
-		return fmt.Sprintf("%s (%s)", p, info.Mode().Type())
+		return fmt.Sprintf("%s (%s)", p, kindOf(info.Mode()))
 	}
 	return fmt.Sprintf("%s  %s", p, plural(int(info.Size()), "byte"))
 }
@@ -677,7 +774,7 @@ func (t searchTool) Call(ctx context.Context, args map[string]any) (Result, erro
 		return *osError("cannot search", name, err), nil
 	}
 	s := searcher{t: t, root: root, re: re, glob: glob}
-	err = fs.WalkDir(root.FS(), name, func(p string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(walkFS{root}, name, func(p string, d fs.DirEntry, err error) error {
 		if cerr := ctx.Err(); cerr != nil {
 			return cerr
 		}
@@ -690,7 +787,7 @@ func (t searchTool) Call(ctx context.Context, args map[string]any) (Result, erro
 			}
 			return nil
 		}
-		return s.file(p, d)
+		return s.file(ctx, p, d)
 	})
 	switch {
 	case errors.Is(err, errSearchFull):
@@ -725,7 +822,9 @@ type searcher struct {
 }
 
 // file searches one walked file; p is slash-separated, relative to the root.
-func (s *searcher) file(p string, d fs.DirEntry) error {
+// A file that is not a regular one (a named pipe a command left) is
+// skipped; an error is ctx's or errSearchFull.
+func (s *searcher) file(ctx context.Context, p string, d fs.DirEntry) error {
 	if s.glob != "" {
 		target := d.Name()
 		if strings.Contains(s.glob, "/") {
@@ -753,18 +852,25 @@ func (s *searcher) file(p string, d fs.DirEntry) error {
 		s.big++
 		return nil
 	}
-	f, err := s.root.Open(open)
+	f, fi, err := openRegular(s.root, open, os.O_RDONLY, 0)
 	if err != nil {
-		return nil
+		return nil // it changed since the check
 	}
 	defer f.Close()
+	if fi.Size() > maxSearchFileBytes {
+		s.big++
+		return nil
+	}
 	br := bufio.NewReaderSize(f, 64<<10)
 	if head, _ := br.Peek(sniffBytes); isBinary(head) {
 		return nil
 	}
 	s.files++
 	for n := 1; ; n++ {
-		line, _, ok, err := readLine(br, maxLineBytes, s.keep)
+		line, _, ok, err := readLine(ctx, br, maxLineBytes, s.keep)
+		if err != nil && ctx.Err() != nil {
+			return ctx.Err()
+		}
 		if err != nil || !ok {
 			return nil
 		}

@@ -47,6 +47,10 @@ type Config struct {
 	// not answer in time is an infrastructure failure, not the agent's.
 	// Zero means no bound other than the wall time.
 	RequestTimeout time.Duration
+	// ContextLength is the model's own context length (Ollama.ContextLength),
+	// 0 when unknown. Ollama lowers a num_ctx above it silently, so turns
+	// are judged truncated against EffectiveContext(num_ctx, ContextLength).
+	ContextLength int
 }
 
 var errWallTime = errors.New("wall-time limit reached")
@@ -102,6 +106,17 @@ func Run(ctx context.Context, cfg Config) *Trajectory {
 		}
 		tr.Tools = append(tr.Tools, def)
 	}
+	// The tool list is the same in every request of the attempt: it is
+	// encoded once, kept for the store, and a model client that can take
+	// it encoded gets those bytes every turn.
+	toolsJSON, err := json.Marshal(tr.Tools)
+	if err != nil {
+		tr.Stop, tr.Err = StopInfraError, fmt.Sprintf("tool definitions: %v", err)
+		return tr
+	}
+	if tr.Tools != nil {
+		tr.ToolsJSON = toolsJSON
+	}
 	system := cfg.System
 	if system == "" {
 		system = DefaultSystemPrompt
@@ -110,6 +125,7 @@ func Run(ctx context.Context, cfg Config) *Trajectory {
 		{Role: "system", Content: system},
 		{Role: "user", Content: cfg.Instruction},
 	}
+	limit := EffectiveContext(numCtx, cfg.ContextLength) // where Ollama cuts the prompt
 	tokens := 0
 	longest := 0 // the longest prompt so far, for DetectTruncation's rule
 	for turn := 0; ; turn++ {
@@ -129,9 +145,17 @@ func Run(ctx context.Context, cfg Config) *Trajectory {
 			Think:    cfg.Think,
 		}
 		t0 := time.Now()
-		resp, err := chat(ctx, cfg, req)
+		resp, err := chat(ctx, cfg, req, toolsJSON)
 		if err != nil {
-			if stop, msg := interrupted(ctx); stop != "" {
+			if wallTimeUp(ctx) {
+				// The model had not answered when the attempt's time ran
+				// out: a server that is slow or stuck, not the agent's
+				// doing. Only the agent's own turns and tools may spend
+				// its wall time against it.
+				tr.Stop = StopInfraError
+				tr.Err = fmt.Sprintf("the model server had not answered when the attempt's wall time of %s ran out (the request had waited %s)",
+					cfg.WallTime, time.Since(t0).Round(time.Millisecond))
+			} else if stop, msg := interrupted(ctx); stop != "" {
 				tr.Stop, tr.Err = stop, msg
 			} else if errors.Is(err, ErrContextExceeded) {
 				// The conversation outgrew the context of a server that
@@ -162,7 +186,7 @@ func Run(ctx context.Context, cfg Config) *Trajectory {
 		if em, ok := cfg.Model.(EndpointModel); ok {
 			tu.Endpoint = em.Endpoint()
 		}
-		tu.Truncated, longest = truncated(resp.PromptEvalCount, longest, numCtx)
+		tu.Truncated, longest = truncated(resp.PromptEvalCount, longest, limit)
 		tr.Turns = append(tr.Turns, tu)
 		tokens += resp.PromptEvalCount + resp.EvalCount
 
@@ -199,14 +223,27 @@ func Run(ctx context.Context, cfg Config) *Trajectory {
 	}
 }
 
-// chat sends one request under the request timeout.
-func chat(ctx context.Context, cfg Config, req *api.ChatRequest) (*api.ChatResponse, error) {
+// encodedToolsModel is a Model that can be sent the tool list already
+// encoded (tools is the JSON of req.Tools), as Ollama can.
+type encodedToolsModel interface {
+	ChatEncoded(ctx context.Context, req *api.ChatRequest, tools json.RawMessage) (*api.ChatResponse, error)
+}
+
+// chat sends one request under the request timeout, with the tool list
+// encoded when the model takes it so (tools is not nil).
+func chat(ctx context.Context, cfg Config, req *api.ChatRequest, tools json.RawMessage) (*api.ChatResponse, error) {
+	send := cfg.Model.Chat
+	if m, ok := cfg.Model.(encodedToolsModel); ok && tools != nil {
+		send = func(ctx context.Context, req *api.ChatRequest) (*api.ChatResponse, error) {
+			return m.ChatEncoded(ctx, req, tools)
+		}
+	}
 	if cfg.RequestTimeout <= 0 {
-		return cfg.Model.Chat(ctx, req)
+		return send(ctx, req)
 	}
 	rctx, cancel := context.WithTimeoutCause(ctx, cfg.RequestTimeout, ErrRequestTimeout)
 	defer cancel()
-	resp, err := cfg.Model.Chat(rctx, req)
+	resp, err := send(rctx, req)
 	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(rctx), ErrRequestTimeout) {
 		return nil, fmt.Errorf("the model server gave no reply within %s: %w", cfg.RequestTimeout, err)
 	}
@@ -332,21 +369,8 @@ func NumCtx(opts map[string]any) (int, error) {
 	if !ok {
 		return 0, nil
 	}
-	switch n := v.(type) {
-	case int:
-		return n, nil
-	case int32:
+	if n, ok := integer(v); ok {
 		return int(n), nil
-	case int64:
-		return int(n), nil
-	case float64:
-		if n == float64(int(n)) {
-			return int(n), nil
-		}
-	case json.Number:
-		if i, err := n.Int64(); err == nil {
-			return int(i), nil
-		}
 	}
 	return 0, fmt.Errorf("options: %s: expected an integer, got %v (%T)", key, v, v)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/ollama/ollama/api"
 
 	"github.com/benchhq/bench/agent"
 	"github.com/benchhq/bench/internal/ollamatest"
@@ -162,6 +163,23 @@ func TestModelErrorIsInfraError(t *testing.T) {
 	tr := runLoop(t, ollamatest.Turns(ollamatest.Reply{Status: 503, Error: "server busy"}))
 	if tr.Stop != agent.StopInfraError || !strings.Contains(tr.Err, "server busy") {
 		t.Errorf("stop = %s, err = %q; want infra_error with the server's message", tr.Stop, tr.Err)
+	}
+}
+
+// TestModelSilentPastTheWallTime: a model that never answers is the
+// server's failure, not the agent's, whatever the wall time: the attempt
+// is an infrastructure failure (retried), never a wall_time stop scored 0.
+func TestModelSilentPastTheWallTime(t *testing.T) {
+	srv := ollamatest.New(ollamatest.Turns(ollamatest.Reply{Content: "late", Delay: time.Minute}))
+	defer srv.Close()
+	model, err := agent.NewOllama(srv.URL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := agent.Run(context.Background(), agent.Config{Model: model, ModelName: "fake", Instruction: "x",
+		WallTime: 300 * time.Millisecond, RequestTimeout: 10 * time.Minute})
+	if tr.Stop != agent.StopInfraError || !strings.Contains(tr.Err, "had not answered") || len(tr.Turns) != 0 {
+		t.Errorf("stop %s (%q), %d turns; want an infrastructure failure saying the model had not answered", tr.Stop, tr.Err, len(tr.Turns))
 	}
 }
 
@@ -401,5 +419,50 @@ func TestValidateJSON(t *testing.T) {
 				t.Errorf("ValidateJSON(%s, %s) = %#v, want %#v", tt.tool, tt.args, got, tt.want)
 			}
 		})
+	}
+}
+
+// toolsOnce is a model that takes the tool list encoded and records what
+// it was given each turn.
+type toolsOnce struct {
+	inner agent.Model
+	got   [][]byte
+}
+
+func (m *toolsOnce) Chat(ctx context.Context, req *api.ChatRequest) (*api.ChatResponse, error) {
+	return nil, errors.New("Chat called: the loop should send the encoded tool list")
+}
+
+func (m *toolsOnce) ChatEncoded(ctx context.Context, req *api.ChatRequest, tools json.RawMessage) (*api.ChatResponse, error) {
+	m.got = append(m.got, tools)
+	return m.inner.Chat(ctx, req)
+}
+
+// The tool list is the same in every request of an attempt: it is encoded
+// once, before the first turn, and the same bytes go with every turn.
+func TestToolListEncodedOncePerAttempt(t *testing.T) {
+	srv := ollamatest.New(ollamatest.Turns(
+		ollamatest.Reply{Calls: []ollamatest.Call{{Name: "echo", Args: map[string]any{"text": "a"}}}},
+		ollamatest.Reply{Calls: []ollamatest.Call{{Name: "echo", Args: map[string]any{"text": "b"}}}},
+		ollamatest.Reply{Content: "done"}))
+	defer srv.Close()
+	inner, _ := agent.NewOllama(srv.URL, nil)
+	model := &toolsOnce{inner: inner}
+	reg := agent.NewRegistry()
+	if err := reg.Add(echoTool("echo", agent.ClassRead, func(a map[string]any) (agent.Result, error) { return agent.Result{Text: "ok"}, nil })); err != nil {
+		t.Fatal(err)
+	}
+	tr := agent.Run(context.Background(), agent.Config{Model: model, ModelName: "fake", Instruction: "do it", Tools: reg, MaxTurns: 5})
+	if tr.Stop != agent.StopAnswered || len(model.got) != 3 {
+		t.Fatalf("stop %s (%s), %d encoded requests; want answered after 3", tr.Stop, tr.Err, len(model.got))
+	}
+	want, _ := json.Marshal(tr.Tools)
+	for i, b := range model.got {
+		if string(b) != string(want) {
+			t.Errorf("turn %d: tools %s, want %s", i, b, want)
+		}
+		if &b[0] != &model.got[0][0] {
+			t.Errorf("turn %d: the tool list was encoded again", i)
+		}
 	}
 }

@@ -226,19 +226,6 @@ func openAIRequest(req *api.ChatRequest) ([]byte, error) {
 	return json.Marshal(body)
 }
 
-// number reads a numeric option of any of the types it is written with.
-func number(v any) (float64, bool) {
-	switch n := v.(type) {
-	case int:
-		return float64(n), true
-	case int64:
-		return float64(n), true
-	case float64:
-		return n, true
-	}
-	return 0, false
-}
-
 // RawArgumentsKey holds, as a string, tool-call arguments that a server
 // sent but that are not a JSON object: the call reaches the loop with this
 // one argument, the tool's schema check refuses it, and the model reads

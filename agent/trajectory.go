@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/ollama/ollama/api"
@@ -59,8 +60,8 @@ type Turn struct {
 	// Model says (EndpointModel).
 	Endpoint string
 	// Truncated marks a turn whose prompt Ollama probably cut: it reached
-	// num_ctx, or it was no longer than an earlier turn's (see
-	// DetectTruncation).
+	// the context (num_ctx, or the model's context length when smaller), or
+	// it was no longer than an earlier turn's (see DetectTruncation).
 	Truncated bool
 }
 
@@ -114,8 +115,12 @@ type Trajectory struct {
 	Messages []api.Message
 	// Tools is the tool definitions as sent to the model.
 	Tools []api.Tool
-	Turns []Turn
-	Calls []CallRecord
+	// ToolsJSON is Tools encoded, the bytes sent to the model (the loop
+	// encodes them once per attempt); nil when Tools was never encoded.
+	// The store keeps these bytes rather than encoding Tools again.
+	ToolsJSON json.RawMessage
+	Turns     []Turn
+	Calls     []CallRecord
 	// Stop says why the loop ended.
 	Stop StopReason
 	// Err describes an infrastructure failure or an interruption; empty otherwise.

@@ -1,10 +1,13 @@
 package agent
 
 // DetectTruncation says, turn by turn, whether Ollama probably truncated
-// the prompt. Ollama cuts a prompt longer than num_ctx silently: the
-// request succeeds and prompt_eval_count is what it kept. Two signs give it
-// away:
-//   - the prompt reached num_ctx (prompt_eval_count >= numCtx);
+// the prompt. Ollama cuts a prompt longer than its context silently: the
+// request succeeds and prompt_eval_count is what it kept. Its context is
+// num_ctx, or the model's own context length when num_ctx is above it
+// (Ollama lowers num_ctx to it without telling the client): pass
+// EffectiveContext(num_ctx, the model's context length) as numCtx. Two
+// signs give it away:
+//   - the prompt reached the context (prompt_eval_count >= numCtx);
 //   - the prompt stopped growing: within one attempt every request repeats
 //     the whole conversation and adds to it, so the true prompt grows turn
 //     after turn; a turn whose prompt is no longer than an earlier turn's

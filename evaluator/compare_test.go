@@ -3,6 +3,7 @@ package evaluator
 import (
 	"math"
 	"math/big"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -389,6 +390,70 @@ func BenchmarkBootstrapMeanCI(b *testing.B) {
 	for b.Loop() {
 		if _, _, err := BootstrapMeanCI(xs, DefaultLevel, DefaultResamples, 1); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// signFlipBefore is SignFlipTest's sampling as it was written first, one
+// branch per difference: the reference its faster form must match exactly.
+func signFlipBefore(nz []float64, threshold float64, flips int, seed uint64) float64 {
+	r := rand.New(rand.NewPCG(seed, streamSignFlip))
+	extreme := 0
+	for range flips {
+		var sum float64
+		var bits uint64
+		for j, d := range nz {
+			if j%64 == 0 {
+				bits = r.Uint64()
+			}
+			if bits&1 == 1 {
+				sum -= d
+			} else {
+				sum += d
+			}
+			bits >>= 1
+		}
+		if math.Abs(sum) >= threshold {
+			extreme++
+		}
+	}
+	return float64(extreme+1) / float64(flips+1)
+}
+
+// The sampled sign-flip test gives the same p as before it was made
+// faster, to the last bit: reports of stored runs do not change.
+func TestSignFlipSampledUnchanged(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for trial := range 40 {
+		n := ExactSignFlipLimit + 1 + rng.IntN(300)
+		diffs := make([]float64, n)
+		for i := range diffs {
+			switch rng.IntN(4) {
+			case 0:
+				diffs[i] = 0
+			case 1:
+				diffs[i] = float64(rng.IntN(17)-8) / 16
+			default:
+				diffs[i] = rng.NormFloat64() / 3
+			}
+		}
+		seed := rng.Uint64()
+		flips := []int{2000, 2003, 1, 6, 4097}[trial%5]
+		p, exact, err := SignFlipTest(diffs, flips, seed)
+		if err != nil || exact {
+			t.Fatalf("trial %d: %v, exact %v", trial, err, exact)
+		}
+		var nz []float64
+		var obs, scale float64
+		for _, d := range diffs {
+			if d != 0 {
+				nz = append(nz, d)
+				obs += d
+				scale += math.Abs(d)
+			}
+		}
+		if want := signFlipBefore(nz, math.Abs(obs)-1e-11*scale, flips, seed); p != want {
+			t.Fatalf("trial %d (%d differences): p = %v, was %v", trial, n, p, want)
 		}
 	}
 }

@@ -56,6 +56,9 @@ type TestResult struct {
 	Output string
 	// Duration is how long the tests ran.
 	Duration time.Duration
+	// RefDuration is, for tests that timed out, how long the reference
+	// solution's tests took in the same prepared environment.
+	RefDuration time.Duration
 	// Basis says what the reward rests on: BasisTests or BasisExitStatus.
 	Basis string
 	// Cases are the tests the report gave, sorted by ID.
@@ -114,9 +117,10 @@ type Scorer struct {
 	Spec sandbox.Spec
 	// TempDir is where scoring folders are made ("" for the system's).
 	TempDir string
-	// Home, when set, fills the empty HOME of a scoring run (dir) with the
-	// task's prepared environment; nil leaves it empty.
-	Home func(ctx context.Context, t *tasks.Task, dir string) error
+	// Home, when set, makes the HOME of a scoring run (a private view of
+	// the task's prepared environment) and returns it with what removes
+	// it; nil gives an empty HOME.
+	Home func(ctx context.Context, t *tasks.Task) (dir string, release func(), err error)
 }
 
 // Score scores the agent's workspace: the hidden tests run on its result.
@@ -137,18 +141,35 @@ func (s *Scorer) Score(ctx context.Context, t *tasks.Task, workspace string) (*T
 }
 
 // Run runs the hidden tests of t on the original workspace plus change
-// (nil for none).
+// (nil for none), with a fresh HOME (made by s.Home).
 func (s *Scorer) Run(ctx context.Context, t *tasks.Task, change *Change) (*TestResult, error) {
+	var home string
+	var release func()
+	var err error
+	if s.Home != nil {
+		home, release, err = s.Home(ctx, t)
+	} else {
+		home, err = os.MkdirTemp(s.TempDir, "bench-score-home-")
+		release = func() { os.RemoveAll(home) }
+	}
+	if err != nil {
+		return nil, fmt.Errorf("score task %s: make the scoring HOME: %w", t.ID, err)
+	}
+	defer release()
+	return s.RunWithHome(ctx, t, change, home)
+}
+
+// RunWithHome is Run with home, a folder of the caller's, as HOME: what
+// preparing an environment needs, to keep what the tests leave there.
+func (s *Scorer) RunWithHome(ctx context.Context, t *tasks.Task, change *Change, home string) (*TestResult, error) {
 	dir, err := os.MkdirTemp(s.TempDir, "bench-score-")
 	if err != nil {
 		return nil, fmt.Errorf("score task %s: make the scoring folder: %w", t.ID, err)
 	}
 	defer os.RemoveAll(dir)
-	work, home := filepath.Join(dir, "work"), filepath.Join(dir, "home")
-	for _, d := range []string{work, home} {
-		if err := os.Mkdir(d, 0o700); err != nil {
-			return nil, fmt.Errorf("score task %s: %w", t.ID, err)
-		}
+	work := filepath.Join(dir, "work")
+	if err := os.Mkdir(work, 0o700); err != nil {
+		return nil, fmt.Errorf("score task %s: %w", t.ID, err)
 	}
 	if err := t.CopyWorkspace(work); err != nil {
 		return nil, err
@@ -165,11 +186,6 @@ func (s *Scorer) Run(ctx context.Context, t *tasks.Task, change *Change) (*TestR
 		// Only the tests write their report.
 		if err := os.RemoveAll(filepath.Join(work, filepath.FromSlash(t.Tests.ReportFile))); err != nil {
 			return nil, fmt.Errorf("score task %s: %w", t.ID, err)
-		}
-	}
-	if s.Home != nil {
-		if err := s.Home(ctx, t, home); err != nil {
-			return nil, fmt.Errorf("score task %s: prepare HOME: %w", t.ID, err)
 		}
 	}
 	spec := s.Spec
@@ -280,6 +296,7 @@ func verdict(res *TestResult, t *tasks.Task, out *streams, work string) {
 		return
 	}
 	res.Basis = BasisTests
+	res.Record = t.Record
 	var file []byte
 	var rerr error
 	if t.Tests.Report == tasks.ReportJUnit {
@@ -298,11 +315,12 @@ func verdict(res *TestResult, t *tasks.Task, out *streams, work string) {
 		res.Cases = cases
 	}
 	if res.ReportError != "" {
+		// Every recorded test counts as failed: none could be seen to pass.
 		res.Passed = false
+		res.Failed = t.Record.Tests()
 		res.Output += "\n[bench: " + res.ReportError + "; reward 0]"
 		return
 	}
-	res.Record = t.Record
 	ok, failed := testreport.Check(res.Cases, t.Record.Tests())
 	res.Failed = failed
 	res.Passed = exitOK && ok

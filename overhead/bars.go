@@ -31,7 +31,7 @@ func bar(value, full float64, width int) string {
 // WriteBars renders a report as horizontal bars for a terminal, one per
 // set and tool (and all tools together when there are several sets),
 // scaled so that the largest is v.Width columns wide, with the tokens and
-// the share of num_ctx after each bar. It writes no heading: it follows
+// the share of the context after each bar. It writes no heading: it follows
 // WriteTable, or the caller's own.
 func WriteBars(w io.Writer, r *Report, v View) error {
 	width := v.Width
@@ -48,18 +48,18 @@ func WriteBars(w io.Writer, r *Report, v View) error {
 	labelW, numW, largest := 0, 0, 0
 	for _, rw := range rows {
 		labelW = max(labelW, utf8.RuneCountInString(barLabel(rw)))
-		numW = max(numW, utf8.RuneCountInString(tokenText(rw.tokens, rw.truncated)))
-		largest = max(largest, rw.tokens)
+		numW = max(numW, utf8.RuneCountInString(tokenText(rw.tokens)))
+		largest = max(largest, rw.tokens.N)
 	}
 	for _, rw := range rows {
 		label := barLabel(rw)
-		bs := bar(float64(rw.tokens), float64(largest), width)
-		num := tokenText(rw.tokens, rw.truncated)
+		bs := bar(float64(rw.tokens.N), float64(largest), width)
+		num := tokenText(rw.tokens)
 		fmt.Fprintf(&b, "%s%s  %s%s  %s%s  %s\n",
 			label, strings.Repeat(" ", labelW-utf8.RuneCountInString(label)),
 			bs, strings.Repeat(" ", width-utf8.RuneCountInString(bs)),
 			strings.Repeat(" ", numW-utf8.RuneCountInString(num)), num,
-			percent(r.Share(rw.tokens)))
+			shareText(r, rw.tokens))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -8,8 +8,10 @@
 // request with no tools, is the overhead. Reports render as a table, as
 // bars in a terminal and as an SVG chart.
 //
-// The package also spots turns whose prompt Ollama truncated at num_ctx
-// (DetectTruncation), which it does silently.
+// Ollama cuts a prompt longer than its context silently, and lowers a
+// num_ctx above the model's own context length to it, silently too: a
+// count that reaches the context is a lower bound, and every figure derived
+// from it is a bound (package bound), printed with ≥ or ≤.
 package overhead
 
 import (
@@ -18,11 +20,15 @@ import (
 	"fmt"
 	"maps"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ollama/ollama/api"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/benchhq/bench/agent"
+	"github.com/benchhq/bench/bound"
 )
 
 // Probe is the user message of every measuring request: one fixed word, so
@@ -45,8 +51,9 @@ type ToolSet struct {
 type Count struct {
 	// PromptTokens is the prompt's length in tokens.
 	PromptTokens int
-	// Truncated is true when PromptTokens reached num_ctx: Ollama cut the
-	// prompt silently and the true length is unknown (at least num_ctx).
+	// Truncated is true when PromptTokens reached the context (num_ctx, or
+	// the model's context length when smaller): Ollama cut the prompt
+	// silently and the true length is unknown (at least PromptTokens).
 	Truncated bool
 }
 
@@ -60,6 +67,9 @@ type ToolCost struct {
 	// lower bound when Truncated.
 	Tokens int
 }
+
+// Bound is the count as a bound: at least PromptTokens when truncated.
+func (c Count) Bound() bound.Value { return bound.Of(c.PromptTokens, c.Truncated) }
 
 // SetCost is what one tool set costs, offered alone, with its tools.
 type SetCost struct {
@@ -97,6 +107,9 @@ type Report struct {
 	// Model is the model measured and NumCtx the num_ctx sent.
 	Model  string
 	NumCtx int
+	// ModelContext is the model's own context length (0: unknown). Ollama
+	// lowers a num_ctx above it to it silently: Context is what was used.
+	ModelContext int
 	// MeasuredAt is when the measurement started.
 	MeasuredAt time.Time
 	// Baseline is the prompt of the request with no tools.
@@ -111,8 +124,35 @@ type Report struct {
 }
 
 // Total is the overhead of every tool together: All minus Baseline. This
-// is what each request of an attempt pays for the tools.
+// is what each request of an attempt pays for the tools. When a count was
+// truncated it is only a bound: TotalBound says which.
 func (r *Report) Total() int { return r.All.PromptTokens - r.Baseline.PromptTokens }
+
+// TotalBound is Total with what is known of it: at least Total when the
+// prompt with all tools was cut.
+func (r *Report) TotalBound() bound.Value { return r.tokens(r.Total(), r.All) }
+
+// tokens is an overhead of n tokens measured with the prompt c, as a
+// bound: c minus the baseline, each exact or cut.
+func (r *Report) tokens(n int, c Count) bound.Value {
+	b := c.Bound().Minus(r.Baseline.Bound())
+	b.N = n
+	return b
+}
+
+// Context is the context the server used: num_ctx, or the model's context
+// length when it is smaller (agent.EffectiveContext).
+func (r *Report) Context() int { return agent.EffectiveContext(r.NumCtx, r.ModelContext) }
+
+// contextName names the context in a sentence: "num_ctx 8192", or, when
+// Ollama lowered it, "the model's context length 2048 (num_ctx 8192 was
+// lowered to it)".
+func (r *Report) contextName() string {
+	if c := r.Context(); c < r.NumCtx {
+		return fmt.Sprintf("the model's context length %d (num_ctx %d was lowered to it)", c, r.NumCtx)
+	}
+	return fmt.Sprintf("num_ctx %d", r.NumCtx)
+}
 
 // ToolCount is the number of tools over all sets.
 func (r *Report) ToolCount() int {
@@ -148,15 +188,16 @@ func (r *Report) SharedFraming() (tokens float64, ok bool) {
 	return -float64(r.Framing()) / float64(n-1), true
 }
 
-// Share is tokens as a fraction of num_ctx (0 when num_ctx is unknown).
+// Share is tokens as a fraction of the context the server used (0 when it
+// is unknown).
 func (r *Report) Share(tokens int) float64 {
-	if r.NumCtx <= 0 {
+	if r.Context() <= 0 {
 		return 0
 	}
-	return float64(tokens) / float64(r.NumCtx)
+	return float64(tokens) / float64(r.Context())
 }
 
-// Truncated reports whether any measurement reached num_ctx.
+// Truncated reports whether any measurement reached the context.
 func (r *Report) Truncated() bool {
 	if r.Baseline.Truncated || r.All.Truncated {
 		return true
@@ -175,8 +216,10 @@ func (r *Report) Truncated() bool {
 }
 
 // Warnings says, one sentence each, what the operator should know: a
-// truncated measurement (and the num_ctx to try instead), or tools that
-// leave little of num_ctx for the task.
+// truncated measurement (and the num_ctx to try instead, when a larger one
+// would help), or tools that leave little of the context for the task. A
+// num_ctx above the model's context length is agent.ContextWarning's, said
+// before measuring.
 func (r *Report) Warnings() []string {
 	var out []string
 	if r.Truncated() {
@@ -200,11 +243,20 @@ func (r *Report) Warnings() []string {
 				}
 			}
 		}
-		out = append(out, fmt.Sprintf("measurement truncated: %s reached num_ctx %d, so Ollama cut the prompt silently and the numbers marked ≥ are lower bounds; measure again with a larger num_ctx (--num-ctx %d or more)",
-			listOf(what, 4), r.NumCtx, suggestNumCtx(r.NumCtx, need)))
+		msg := fmt.Sprintf("measurement truncated: %s reached %s, so Ollama cut the prompt silently and the numbers marked ≥ are lower bounds (≤: upper bounds)", listOf(what, 4), r.contextName())
+		if r.ModelContext > 0 && r.Context() == r.ModelContext {
+			// A larger num_ctx would be lowered again: nothing to try.
+			out = append(out, fmt.Sprintf("%s; the model's own context (%d) cannot hold them: offer fewer tools, or use a model with a longer context", msg, r.ModelContext))
+		} else {
+			n := suggestNumCtx(r.NumCtx, need)
+			if r.ModelContext > 0 {
+				n = min(n, r.ModelContext)
+			}
+			out = append(out, fmt.Sprintf("%s; measure again with a larger num_ctx (--num-ctx %d or more)", msg, n))
+		}
 	} else if share := r.Share(r.All.PromptTokens); share >= 0.5 {
-		out = append(out, fmt.Sprintf("the tools and the template alone take %.0f%% of num_ctx %d before the task starts: the conversation has %d tokens left; consider a larger num_ctx or fewer tools",
-			100*share, r.NumCtx, r.NumCtx-r.All.PromptTokens))
+		out = append(out, fmt.Sprintf("the tools and the template alone take %.0f%% of %s before the task starts: the conversation has %d tokens left; consider a larger num_ctx or fewer tools",
+			100*share, r.contextName(), r.Context()-r.All.PromptTokens))
 	}
 	return out
 }
@@ -225,15 +277,31 @@ func listOf(items []string, most int) string {
 }
 
 // Measure sends one minimal chat request per configuration (no tools;
-// every set together; each set alone; each tool alone) and reports the
-// prompt tokens each tool and set adds, by difference with the request
-// with no tools. options are the run's Ollama options: num_ctx is required
-// (a measurement without it would be cut at Ollama's small default);
-// temperature and num_predict are overridden with 0 and 1. A tool set
-// whose tools cannot be converted, or two tools of one name, are errors,
-// as they would stop a run. Model errors say what to do about them
-// (agent.ModelError.Hint).
-func Measure(ctx context.Context, model agent.Model, modelName string, options map[string]any, sets []ToolSet) (*Report, error) {
+// every set together; each set alone; each tool alone), one after
+// another, and reports the prompt tokens each tool and set adds, by
+// difference with the request with no tools. options are the run's Ollama
+// options: num_ctx is required (a measurement without it would be cut at
+// Ollama's small default); temperature and num_predict are overridden with
+// 0 and 1. modelCtx is the model's own context length
+// (agent.Ollama.ContextLength; 0 when unknown): Ollama lowers a larger
+// num_ctx to it silently, so a count is judged truncated against the
+// smaller of the two. A tool set whose tools cannot be converted, or two tools of one
+// name, are errors, as they would stop a run. Model errors say what to do
+// about them (agent.ModelError.Hint).
+func Measure(ctx context.Context, model agent.Model, modelName string, options map[string]any, modelCtx int, sets []ToolSet) (*Report, error) {
+	return MeasureLimited(ctx, semaphore.NewWeighted(1), model, modelName, options, modelCtx, sets)
+}
+
+// MeasureLimited is Measure with its requests sent at once, as many in
+// flight as slots allows: a model server with N parallel slots answers
+// the measurement in the time of a few requests rather than of all of
+// them. Measurements running at the same time may share slots. The report
+// and the error are Measure's: when requests fail, the error is that of
+// the first configuration in Measure's order (no tools, all tools, each
+// set, each tool), and no request starts after a failure. With one slot
+// the requests go in that order and stop at the first failure, as
+// Measure's do.
+func MeasureLimited(ctx context.Context, slots *semaphore.Weighted, model agent.Model, modelName string, options map[string]any, modelCtx int, sets []ToolSet) (*Report, error) {
 	numCtx, err := agent.NumCtx(options)
 	if err != nil {
 		return nil, fmt.Errorf("measure tool overhead: %w", err)
@@ -245,41 +313,45 @@ func Measure(ctx context.Context, model agent.Model, modelName string, options m
 	if err != nil {
 		return nil, fmt.Errorf("measure tool overhead: %w", err)
 	}
-	p := &prober{model: model, modelName: modelName, numCtx: numCtx, counts: map[string]Count{}}
+	p := &prober{model: model, modelName: modelName, limit: agent.EffectiveContext(numCtx, modelCtx)}
 	p.options = maps.Clone(options)
 	p.options["temperature"] = 0
 	p.options["num_predict"] = 1
 
-	r := &Report{Model: modelName, NumCtx: numCtx, MeasuredAt: time.Now().UTC()}
-	// The baseline first, then everything: a missing model or one without
-	// tool support fails at once, with a clear message.
-	if r.Baseline, err = p.count(ctx, "with no tools", nil); err != nil {
-		return nil, err
-	}
+	r := &Report{Model: modelName, NumCtx: numCtx, ModelContext: max(modelCtx, 0), MeasuredAt: time.Now().UTC()}
+	// The configurations in the order they are reported (and, with one
+	// slot, sent): the baseline first, then everything, so that a missing
+	// model or one without tool support fails at once, with a clear
+	// message.
 	var all []api.Tool
 	for _, d := range defs {
 		all = append(all, d...)
 	}
-	if r.All, err = p.count(ctx, "with all tools", all); err != nil {
+	baseline := p.add("with no tools", nil)
+	everything := p.add("with all tools", all)
+	setProbes := make([]*probe, len(sets))
+	toolProbes := make([][]*probe, len(sets))
+	for i, s := range sets {
+		setProbes[i] = p.add("with tool set "+s.Name, defs[i])
+		for _, d := range defs[i] {
+			toolProbes[i] = append(toolProbes[i], p.add("with tool "+d.Function.Name, []api.Tool{d}))
+		}
+	}
+	if err := p.run(ctx, slots); err != nil {
 		return nil, err
 	}
+	r.Baseline, r.All = baseline.count, everything.count
 	base := r.Baseline.PromptTokens
 	for i, s := range sets {
-		sc := SetCost{Name: s.Name}
-		if sc.Count, err = p.count(ctx, "with tool set "+s.Name, defs[i]); err != nil {
-			return nil, err
-		}
+		sc := SetCost{Name: s.Name, Count: setProbes[i].count}
 		sc.Tokens = sc.PromptTokens - base
-		for _, d := range defs[i] {
-			c, err := p.count(ctx, "with tool "+d.Function.Name, []api.Tool{d})
-			if err != nil {
-				return nil, err
-			}
+		for j, d := range defs[i] {
+			c := toolProbes[i][j].count
 			sc.Tools = append(sc.Tools, ToolCost{Name: d.Function.Name, Count: c, Tokens: c.PromptTokens - base})
 		}
 		r.Sets = append(r.Sets, sc)
 	}
-	r.Requests = p.requests
+	r.Requests = len(p.probes)
 	return r, nil
 }
 
@@ -318,40 +390,85 @@ type prober struct {
 	model     agent.Model
 	modelName string
 	options   map[string]any
-	numCtx    int
-	counts    map[string]Count
-	requests  int
+	limit     int               // the context the server uses: a count reaching it was cut
+	probes    []*probe          // distinct configurations, in order
+	byKey     map[string]*probe // by the names of their tools
 }
 
-func (p *prober) count(ctx context.Context, what string, tools []api.Tool) (Count, error) {
+// probe is one distinct configuration: its request and, once run, its count.
+type probe struct {
+	what  string
+	tools []api.Tool
+	count Count
+	err   error
+}
+
+// add returns the probe of a tool list, the earlier one when the same
+// list was added before.
+func (p *prober) add(what string, tools []api.Tool) *probe {
 	names := make([]string, len(tools))
 	for i, t := range tools {
 		names[i] = t.Function.Name
 	}
 	key := strings.Join(names, "\x00")
-	if c, ok := p.counts[key]; ok {
-		return c, nil
+	if pr, ok := p.byKey[key]; ok {
+		return pr
 	}
+	if p.byKey == nil {
+		p.byKey = map[string]*probe{}
+	}
+	pr := &probe{what: what, tools: tools}
+	p.byKey[key] = pr
+	p.probes = append(p.probes, pr)
+	return pr
+}
+
+// run sends every probe, as many at once as slots allows, in order. After
+// a failure no more start; the error is the first probe's, in order, that
+// failed.
+func (p *prober) run(ctx context.Context, slots *semaphore.Weighted) error {
+	var wg sync.WaitGroup
+	var failed atomic.Bool
+	for _, pr := range p.probes {
+		if err := slots.Acquire(ctx, 1); err != nil {
+			pr.err = fmt.Errorf("measure the prompt %s: %w", pr.what, err)
+			break
+		}
+		if failed.Load() {
+			slots.Release(1)
+			break
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer slots.Release(1)
+			pr.count, pr.err = p.count(ctx, pr.what, pr.tools)
+			if pr.err != nil {
+				failed.Store(true)
+			}
+		}()
+	}
+	wg.Wait()
+	for _, pr := range p.probes {
+		if pr.err != nil {
+			return pr.err
+		}
+	}
+	return nil
+}
+
+func (p *prober) count(ctx context.Context, what string, tools []api.Tool) (Count, error) {
 	resp, err := p.model.Chat(ctx, &api.ChatRequest{
 		Model:    p.modelName,
 		Messages: []api.Message{{Role: "user", Content: Probe}},
 		Tools:    tools,
 		Options:  p.options,
 	})
-	p.requests++
 	if err != nil {
-		var me *agent.ModelError
-		if errors.As(err, &me) {
-			if hint := me.Hint(); hint != "" {
-				return Count{}, fmt.Errorf("measure the prompt %s: %w\n  → %s", what, err, hint)
-			}
-		}
-		return Count{}, fmt.Errorf("measure the prompt %s: %w", what, err)
+		return Count{}, fmt.Errorf("measure the prompt %s: %w", what, agent.WithHint(err))
 	}
 	if resp.PromptEvalCount <= 0 {
 		return Count{}, fmt.Errorf("measure the prompt %s: the model server reported no prompt_eval_count, so prompt tokens cannot be measured", what)
 	}
-	c := Count{PromptTokens: resp.PromptEvalCount, Truncated: resp.PromptEvalCount >= p.numCtx}
-	p.counts[key] = c
-	return c, nil
+	return Count{PromptTokens: resp.PromptEvalCount, Truncated: resp.PromptEvalCount >= p.limit}, nil
 }

@@ -93,7 +93,7 @@ func TestMeasureBuiltins(t *testing.T) {
 	m, srv := model(t, nil)
 	tools := builtins(t)
 	opts := map[string]any{"num_ctx": 32768, "temperature": 0.7, "num_predict": 2048, "top_k": 20}
-	r, err := overhead.Measure(context.Background(), m, "fake", opts, []overhead.ToolSet{{Name: overhead.BuiltinSet, Tools: tools}})
+	r, err := overhead.Measure(context.Background(), m, "fake", opts, 0, []overhead.ToolSet{{Name: overhead.BuiltinSet, Tools: tools}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestMeasureServers(t *testing.T) {
 	m, srv := model(t, nil)
 	tools := builtins(t)[:2]
 	sets := []overhead.ToolSet{{Name: overhead.BuiltinSet, Tools: tools}, issuesSet(), memorySet()}
-	r, err := overhead.Measure(context.Background(), m, "fake", map[string]any{"num_ctx": int64(16384)}, sets)
+	r, err := overhead.Measure(context.Background(), m, "fake", map[string]any{"num_ctx": int64(16384)}, 0, sets)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ func TestMeasureFraming(t *testing.T) {
 		return ollamatest.Reply{PromptTokens: n}
 	})
 	sets := []overhead.ToolSet{issuesSet(), memorySet()}
-	r, err := overhead.Measure(context.Background(), m, "fake", map[string]any{"num_ctx": 8192}, sets)
+	r, err := overhead.Measure(context.Background(), m, "fake", map[string]any{"num_ctx": 8192}, 0, sets)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +218,7 @@ func TestMeasureTruncated(t *testing.T) {
 	memory := baseline + words(t, memorySet().Tools[0])
 	// num_ctx fits the memory tool alone but not the issues tools together.
 	numCtx := memory + 2
-	r, err := overhead.Measure(context.Background(), m, "fake", map[string]any{"num_ctx": numCtx}, sets)
+	r, err := overhead.Measure(context.Background(), m, "fake", map[string]any{"num_ctx": numCtx}, 0, sets)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +249,7 @@ func TestMeasureWarnsWhenToolsFillTheContext(t *testing.T) {
 	for _, tool := range set.Tools {
 		all += words(t, tool)
 	}
-	r, err := overhead.Measure(context.Background(), m, "fake", map[string]any{"num_ctx": all + all/2}, []overhead.ToolSet{set})
+	r, err := overhead.Measure(context.Background(), m, "fake", map[string]any{"num_ctx": all + all/2}, 0, []overhead.ToolSet{set})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,7 +297,7 @@ func TestMeasureErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := overhead.Measure(ctx, tt.model, "fake", tt.opts, tt.sets)
+			r, err := overhead.Measure(ctx, tt.model, "fake", tt.opts, 0, tt.sets)
 			if err == nil {
 				t.Fatalf("no error; report %+v", r)
 			}
@@ -315,7 +315,7 @@ func TestMeasureErrors(t *testing.T) {
 		t.Errorf("a model without tools got %d requests, want 2 (baseline, then all tools)", n)
 	}
 	var me *agent.ModelError
-	_, err := overhead.Measure(ctx, notPulled, "fake", map[string]any{"num_ctx": 4096}, good)
+	_, err := overhead.Measure(ctx, notPulled, "fake", map[string]any{"num_ctx": 4096}, 0, good)
 	if !errors.As(err, &me) {
 		t.Errorf("error %v does not wrap the ModelError", err)
 	}
@@ -323,7 +323,7 @@ func TestMeasureErrors(t *testing.T) {
 
 func TestMeasureNoTools(t *testing.T) {
 	m, srv := model(t, nil)
-	r, err := overhead.Measure(context.Background(), m, "fake", map[string]any{"num_ctx": 4096.0}, nil)
+	r, err := overhead.Measure(context.Background(), m, "fake", map[string]any{"num_ctx": 4096.0}, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -336,7 +336,7 @@ func TestMeasureCanceled(t *testing.T) {
 	m, _ := model(t, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := overhead.Measure(ctx, m, "fake", map[string]any{"num_ctx": 4096}, []overhead.ToolSet{issuesSet()}); !errors.Is(err, context.Canceled) {
+	if _, err := overhead.Measure(ctx, m, "fake", map[string]any{"num_ctx": 4096}, 0, []overhead.ToolSet{issuesSet()}); !errors.Is(err, context.Canceled) {
 		t.Errorf("error %v, want context.Canceled", err)
 	}
 }

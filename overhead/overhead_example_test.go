@@ -32,7 +32,7 @@ func Example() {
 	}
 	sets := []overhead.ToolSet{{Name: overhead.BuiltinSet, Tools: agent.Builtins(ws, agent.BuiltinOptions{})}}
 
-	r, err := overhead.Measure(context.Background(), model, "qwen3:0.6b", map[string]any{"num_ctx": 8192}, sets)
+	r, err := overhead.Measure(context.Background(), model, "qwen3:0.6b", map[string]any{"num_ctx": 8192}, 0, sets)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -75,7 +75,8 @@ func Example() {
 	//
 	// TOKENS       prompt tokens every request carries for the tools: the prompt offering
 	//              them minus the same prompt with no tools
-	// NUM_CTX      their share of the context window
+	// NUM_CTX      their share of the context window (num_ctx, or the model's own
+	//              context length when it is smaller: Ollama lowers num_ctx to it)
 	// PER ATTEMPT  TOKENS × 10 turns (estimate): each turn sends them again
 	// ONE BY ONE   the TOKENS of the set's tools added up, each tool measured alone
 	// FRAMING      TOKENS minus ONE BY ONE: what the template adds or saves by offering them together

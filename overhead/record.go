@@ -9,6 +9,7 @@ func (r *Report) Record() *results.Overhead {
 		Arm:            r.Arm,
 		Model:          r.Model,
 		NumCtx:         r.NumCtx,
+		ModelContext:   r.ModelContext,
 		MeasuredAt:     r.MeasuredAt,
 		BaselineTokens: r.Baseline.PromptTokens,
 		PromptTokens:   r.All.PromptTokens,

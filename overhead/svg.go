@@ -58,7 +58,7 @@ func WriteSVG(w io.Writer, reports []*Report, v View) error {
 	for i, r := range reports {
 		panels[i] = panel{r: r, rows: r.rows()}
 		for _, rw := range panels[i].rows {
-			largest = max(largest, rw.tokens)
+			largest = max(largest, rw.tokens.N)
 			labelChars = max(labelChars, utf8.RuneCountInString(barLabel(rw)))
 		}
 	}
@@ -111,10 +111,13 @@ func WriteSVG(w io.Writer, reports []*Report, v View) error {
 		if r.Arm != "" {
 			heading = "arm " + r.Arm
 		}
-		detail := fmt.Sprintf("no tools: %s tokens · all tools: %s tokens, %s of num_ctx",
-			tokenText(r.Baseline.PromptTokens, r.Baseline.Truncated), tokenText(r.Total(), r.All.Truncated), percent(r.Share(r.Total())))
+		detail := fmt.Sprintf("no tools: %s tokens · all tools: %s tokens, %s of the context",
+			tokenText(r.Baseline.Bound()), tokenText(r.TotalBound()), shareText(r, r.TotalBound()))
 		if mixed {
 			detail = fmt.Sprintf("model %s · num_ctx %s · %s", r.Model, groupDigits(r.NumCtx), detail)
+		}
+		if r.Context() < r.NumCtx {
+			detail += fmt.Sprintf(" · context lowered to the model's %s", groupDigits(r.Context()))
 		}
 		fmt.Fprintf(&b, `<text x="%d" y="%.1f"><tspan font-size="14" font-weight="700" fill="%s">%s</tspan><tspan dx="10" fill="%s">%s</tspan></text>`+"\n",
 			svgMargin, y+18, colourText, esc(heading), colourMuted, esc(detail))
@@ -147,29 +150,29 @@ func WriteSVG(w io.Writer, reports []*Report, v View) error {
 			case rowAll:
 				fill = colourAll
 			}
-			if rw.truncated {
+			if !rw.tokens.IsExact() {
 				fill = colourTruncated
 			}
-			bw := max(x(max(rw.tokens, 0)), 0)
-			if rw.tokens > 0 {
+			bw := max(x(max(rw.tokens.N, 0)), 0)
+			if rw.tokens.N > 0 {
 				bw = max(bw, 1.5)
 			}
-			value := tokenText(rw.tokens, rw.truncated) + " · " + percent(r.Share(rw.tokens))
+			value := tokenText(rw.tokens) + " · " + shareText(r, rw.tokens)
 			if v.Turns > 0 {
-				value += " · " + tokenText(int(math.Round(float64(rw.tokens)*v.Turns)), rw.truncated) + "/attempt"
+				value += " · " + tokenText(rw.tokens.Times(v.Turns)) + "/attempt"
 			}
 			if rw.truncated {
-				value += " · cut at num_ctx"
+				value += " · cut at " + r.contextName()
 			}
-			tip := fmt.Sprintf("%s: %s prompt tokens per request, %s of num_ctx %s",
-				strings.TrimSpace(label), tokenText(rw.tokens, rw.truncated), percent(r.Share(rw.tokens)), groupDigits(r.NumCtx))
+			tip := fmt.Sprintf("%s: %s prompt tokens per request, %s of the context %s",
+				strings.TrimSpace(label), tokenText(rw.tokens), shareText(r, rw.tokens), groupDigits(r.Context()))
 			if rw.hasSum {
-				tip += fmt.Sprintf("; its tools one by one: %s, framing %s", groupDigits(rw.sum), signed(rw.framing))
+				tip += fmt.Sprintf("; its tools one by one: %s, framing %s", tokenText(rw.sum), signedText(rw.framing))
 			}
 			fmt.Fprintf(&b, `<rect class="bar" x="%.1f" y="%.1f" width="%.1f" height="%d" rx="3" fill="%s"><title>%s</title></rect>`+"\n",
 				barX, cy-svgBarH/2, bw, svgBarH, fill, esc(tip))
 			valueFill := colourMuted
-			if rw.truncated {
+			if !rw.tokens.IsExact() {
 				valueFill = colourTruncated
 			}
 			fmt.Fprintf(&b, `<text x="%.1f" y="%.1f" fill="%s">%s</text>`+"\n", barX+bw+6, cy+svgTextDrop, valueFill, esc(value))

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
+
+	"github.com/benchhq/bench/bound"
 )
 
 // View says how to render a report.
@@ -39,12 +41,13 @@ const (
 
 // row is one line of a table, bar chart or SVG chart.
 type row struct {
-	kind      rowKind
-	label     string
-	tokens    int
+	kind   rowKind
+	label  string
+	tokens bound.Value
+	// truncated is true when the row's own prompt was cut.
 	truncated bool
 	// sum and framing are set for set and all rows with two tools or more.
-	sum, framing int
+	sum, framing bound.Value
 	hasSum       bool
 }
 
@@ -52,27 +55,43 @@ type row struct {
 // most expensive, then, when there are several sets, all of them together.
 func (r *Report) rows() []row {
 	var out []row
+	var sumAll bound.Value
 	for i := range r.Sets {
 		s := &r.Sets[i]
-		sr := row{kind: rowSet, label: fmt.Sprintf("%s (%s)", s.Name, plural(len(s.Tools), "tool")), tokens: s.Tokens, truncated: s.Truncated}
+		sr := row{kind: rowSet, label: fmt.Sprintf("%s (%s)", s.Name, plural(len(s.Tools), "tool")), tokens: r.tokens(s.Tokens, s.Count), truncated: s.Truncated}
+		var sum bound.Value
+		for _, t := range s.Tools {
+			sum = sum.Plus(r.tokens(t.Tokens, t.Count))
+		}
+		sumAll = sumAll.Plus(sum)
 		if len(s.Tools) > 1 {
-			sr.sum, sr.framing, sr.hasSum = s.SumOfTools(), s.Framing(), true
+			sr.sum, sr.framing, sr.hasSum = sum, sr.tokens.Minus(sum), true
 		}
 		out = append(out, sr)
 		tools := slices.Clone(s.Tools)
 		slices.SortStableFunc(tools, func(a, b ToolCost) int { return b.Tokens - a.Tokens })
 		for _, t := range tools {
-			out = append(out, row{kind: rowTool, label: t.Name, tokens: t.Tokens, truncated: t.Truncated})
+			out = append(out, row{kind: rowTool, label: t.Name, tokens: r.tokens(t.Tokens, t.Count), truncated: t.Truncated})
 		}
 	}
 	if len(r.Sets) > 1 {
-		ar := row{kind: rowAll, label: fmt.Sprintf("all tools (%d)", r.ToolCount()), tokens: r.Total(), truncated: r.All.Truncated}
+		ar := row{kind: rowAll, label: fmt.Sprintf("all tools (%d)", r.ToolCount()), tokens: r.TotalBound(), truncated: r.All.Truncated}
 		if r.ToolCount() > 1 {
-			ar.sum, ar.framing, ar.hasSum = r.SumOfTools(), r.Framing(), true
+			ar.sum, ar.framing, ar.hasSum = sumAll, ar.tokens.Minus(sumAll), true
 		}
 		out = append(out, ar)
 	}
 	return out
+}
+
+// bounded reports whether any row's figures are bounds rather than counts.
+func bounded(rows []row) bool {
+	for _, rw := range rows {
+		if !rw.tokens.IsExact() || (rw.hasSum && (!rw.sum.IsExact() || !rw.framing.IsExact())) {
+			return true
+		}
+	}
+	return false
 }
 
 // title is the heading line of a report.
@@ -82,6 +101,9 @@ func (r *Report) title() string {
 		fmt.Fprintf(&b, "arm %s: ", r.Arm)
 	}
 	fmt.Fprintf(&b, "model %s, num_ctx %s", r.Model, groupDigits(r.NumCtx))
+	if r.Context() < r.NumCtx {
+		fmt.Fprintf(&b, " (lowered to the model's context, %s)", groupDigits(r.Context()))
+	}
 	return b.String()
 }
 
@@ -93,7 +115,7 @@ func (r *Report) title() string {
 func WriteTable(w io.Writer, r *Report, v View) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n", r.title())
-	fmt.Fprintf(&b, "no tools (baseline): %s prompt tokens", tokenText(r.Baseline.PromptTokens, r.Baseline.Truncated))
+	fmt.Fprintf(&b, "no tools (baseline): %s prompt tokens", tokenText(r.Baseline.Bound()))
 	fmt.Fprintf(&b, "; %s sent\n\n", plural(r.Requests, "request"))
 	rows := r.rows()
 	if len(rows) == 0 {
@@ -112,12 +134,12 @@ func WriteTable(w io.Writer, r *Report, v View) error {
 		if rw.kind == rowTool {
 			label = "  " + label
 		}
-		cells := []string{label, tokenText(rw.tokens, rw.truncated), percent(r.Share(rw.tokens))}
+		cells := []string{label, tokenText(rw.tokens), shareText(r, rw.tokens)}
 		if v.Turns > 0 {
-			cells = append(cells, tokenText(int(math.Round(float64(rw.tokens)*v.Turns)), rw.truncated))
+			cells = append(cells, tokenText(rw.tokens.Times(v.Turns)))
 		}
 		if rw.hasSum {
-			cells = append(cells, groupDigits(rw.sum), signed(rw.framing))
+			cells = append(cells, tokenText(rw.sum), signedText(rw.framing))
 		} else {
 			cells = append(cells, "", "")
 		}
@@ -135,8 +157,8 @@ func WriteTable(w io.Writer, r *Report, v View) error {
 		fmt.Fprintf(&b, "\nThe template adds about %.0f tokens once per request as soon as a tool is offered:\n", h)
 		fmt.Fprintf(&b, "offered beside others, a tool costs about its TOKENS minus %.0f.\n", h)
 	}
-	if r.Truncated() {
-		b.WriteString("\n≥: the prompt reached num_ctx and was cut; the true number is larger.\n")
+	if r.Truncated() || bounded(rows) {
+		fmt.Fprintf(&b, "\n≥, ≤: bounds. A prompt reached the context (%s tokens) and was cut: its true\nlength is larger, and what is computed from it is a bound (≥ at least, ≤ at\nmost, ? unknown).\n", groupDigits(r.Context()))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -148,7 +170,8 @@ func WriteLegend(w io.Writer, v View) error {
 	var b strings.Builder
 	b.WriteString("TOKENS       prompt tokens every request carries for the tools: the prompt offering\n")
 	b.WriteString("             them minus the same prompt with no tools\n")
-	b.WriteString("NUM_CTX      their share of the context window\n")
+	b.WriteString("NUM_CTX      their share of the context window (num_ctx, or the model's own\n")
+	b.WriteString("             context length when it is smaller: Ollama lowers num_ctx to it)\n")
 	if v.Turns > 0 {
 		from := ""
 		if v.TurnsFrom != "" {
@@ -162,11 +185,22 @@ func WriteLegend(w io.Writer, v View) error {
 	return err
 }
 
-func tokenText(n int, truncated bool) string {
-	if truncated {
-		return "≥" + groupDigits(n)
-	}
-	return groupDigits(n)
+// shareText is a bound's share of the context, with its bound's mark.
+func shareText(r *Report, b bound.Value) string {
+	return b.Kind.FormatFloat(r.Share(b.N), percent)
+}
+
+// tokenText prints a bound with thousands separated: "≥2,048".
+func tokenText(b bound.Value) string { return b.Format(groupDigits) }
+
+// signedText is tokenText with a plus sign on a positive figure.
+func signedText(b bound.Value) string {
+	return b.Format(func(n int) string {
+		if n > 0 {
+			return "+" + groupDigits(n)
+		}
+		return groupDigits(n)
+	})
 }
 
 func percent(f float64) string {
@@ -177,13 +211,6 @@ func percent(f float64) string {
 		return "<0.1%"
 	}
 	return fmt.Sprintf("%.1f%%", 100*f)
-}
-
-func signed(n int) string {
-	if n > 0 {
-		return "+" + groupDigits(n)
-	}
-	return groupDigits(n)
 }
 
 // groupDigits writes an integer with thousands separated by commas.

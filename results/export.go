@@ -2,13 +2,10 @@ package results
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
-	"strings"
 
 	"github.com/benchhq/bench/evaluator"
 )
@@ -44,6 +41,17 @@ type ExportLine struct {
 	Tools json.RawMessage `json:"tools"`
 	// Reward is 1 if the hidden tests passed, 0 if not.
 	Reward float64 `json:"reward"`
+	// TestsPassed is the fraction of the task's recorded tests that passed
+	// (a denser signal than the 0/1 reward); null when the task's tests
+	// give no per-test report.
+	TestsPassed *float64 `json:"tests_passed"`
+	// Isolation is how the run's commands and hidden tests were isolated
+	// (runs.isolation): "none" marks a run with --sandbox off, whose
+	// rewards are not to be trusted.
+	Isolation string `json:"isolation"`
+	// RewardBasis says what the reward rests on: "tests" (exit status and
+	// every recorded test passing) or "exit_status" (the exit status alone).
+	RewardBasis string `json:"reward_basis"`
 	// Advantage is the group-relative advantage, computed by AdvantageMethod.
 	Advantage       float64 `json:"advantage"`
 	AdvantageMethod string  `json:"advantage_method"`
@@ -130,12 +138,6 @@ type ExportStats struct {
 	Computed []string
 }
 
-// exportAttempt is an attempt's row, without its conversation.
-type exportAttempt struct {
-	attemptRow
-	Seed int64 `db:"seed"`
-}
-
 // Export writes the finished attempts that opts selects to w, one JSON
 // object per line (ExportLine), run by run in the run's arm, task and
 // attempt order. Attempts that did not finish are never written.
@@ -153,12 +155,15 @@ func (s *Store) Export(ctx context.Context, w io.Writer, opts ExportOptions) (Ex
 	if err != nil {
 		return stats, fmt.Errorf("export: %w", err)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
+	ex, err := s.newExporter(ctx, w)
+	if err != nil {
+		return stats, fmt.Errorf("export: %w", err)
+	}
+	defer ex.close()
 	methods := map[string]bool{}
 	for _, run := range runs {
 		stats.Runs = append(stats.Runs, run.ID)
-		if err := s.exportRun(ctx, enc, run, opts, &stats, methods); err != nil {
+		if err := s.exportRun(ctx, ex, run, opts, &stats, methods); err != nil {
 			return stats, fmt.Errorf("export run %q from %s: %w", run.ID, s.path, err)
 		}
 	}
@@ -231,96 +236,6 @@ func (s *Store) exportRuns(ctx context.Context, opts ExportOptions) ([]*Run, err
 	return runs, nil
 }
 
-func (s *Store) exportRun(ctx context.Context, enc *json.Encoder, run *Run, opts ExportOptions, stats *ExportStats, methods map[string]bool) error {
-	var rows []exportAttempt
-	if err := s.db.SelectContext(ctx, &rows, `SELECT a.id, a.arm, a.task_id, a.idx, a.seed, a.status,
-			a.stop_reason, a.reward, a.advantage, a.advantage_method, a.turns, a.tool_calls,
-			a.prompt_tokens, a.completion_tokens, a.wall_ms
-		FROM attempts a
-		JOIN arms ar ON ar.run_id = a.run_id AND ar.name = a.arm
-		JOIN tasks t ON t.run_id = a.run_id AND t.id = a.task_id
-		WHERE a.run_id = ?
-		ORDER BY ar.idx, t.idx, a.idx`, run.ID); err != nil {
-		return fmt.Errorf("read attempts: %w", err)
-	}
-	attempts := make([]AttemptMetrics, len(rows))
-	byID := make(map[int64]*exportAttempt, len(rows))
-	for i := range rows {
-		m, err := rows[i].metrics()
-		if err != nil {
-			return err
-		}
-		attempts[i] = m
-		byID[m.ID] = &rows[i]
-		if m.Status != StatusFinished && (len(opts.Arms) == 0 || slices.Contains(opts.Arms, m.Key.Arm)) {
-			stats.Unscored++
-		}
-	}
-	groups, err := groupAttempts(run, attempts)
-	if err != nil {
-		return err
-	}
-	if method, ok := recomputeWith(opts.Method, attempts); ok {
-		adv, err := groupAdvantages(groups, method)
-		if err != nil {
-			return err
-		}
-		for _, g := range groups {
-			for i := range g.attempts {
-				if v, ok := adv[g.attempts[i].ID]; ok {
-					g.attempts[i].Advantage, g.attempts[i].AdvantageMethod = &v, string(method)
-				}
-			}
-		}
-		stats.Computed = append(stats.Computed, run.ID)
-	}
-	options := run.Options
-	if options == nil {
-		options = map[string]any{}
-	}
-	for _, g := range groups {
-		if len(opts.Arms) > 0 && !slices.Contains(opts.Arms, g.arm) {
-			continue
-		}
-		if opts.OnlySignal && g.zeroVariance() {
-			continue
-		}
-		finished := g.finished()
-		wrote := false
-		for _, a := range finished {
-			if !opts.keep(float64(*a.Reward)) {
-				continue
-			}
-			row := byID[a.ID]
-			line := ExportLine{
-				RunID: run.ID, Arm: a.Key.Arm, TaskID: a.Key.Task, Index: a.Key.Index, AttemptID: a.ID,
-				GroupID: run.ID + "/" + g.arm + "/" + g.task, GroupSize: len(finished),
-				Model: run.Model, Options: options, Seed: row.Seed,
-				Reward: float64(*a.Reward), AdvantageMethod: a.AdvantageMethod,
-				Turns: row.Turns, ToolCalls: row.ToolCalls, PromptTokens: row.Prompt, CompletionTokens: row.Completion,
-				StopReason: row.StopReason, WallMS: row.WallMS,
-			}
-			if a.Advantage != nil {
-				line.Advantage = *a.Advantage
-			}
-			var err error
-			if line.Messages, line.Tools, err = s.conversation(ctx, a.ID); err != nil {
-				return fmt.Errorf("attempt %d (%s): %w", a.ID, a.Key, err)
-			}
-			if err := enc.Encode(&line); err != nil {
-				return fmt.Errorf("write attempt %d: %w", a.ID, err)
-			}
-			stats.Lines++
-			methods[line.AdvantageMethod] = true
-			wrote = true
-		}
-		if wrote {
-			stats.Groups++
-		}
-	}
-	return nil
-}
-
 // recomputeWith says whether a run's advantages must be computed at
 // export, and with which method: always when one is asked for; otherwise
 // when a finished attempt has none or the methods differ, with the stored
@@ -366,48 +281,18 @@ func (o *ExportOptions) keep(reward float64) bool {
 	return true
 }
 
-// conversation reads an attempt's messages, in order, and its tools.
-func (s *Store) conversation(ctx context.Context, attemptID int64) ([]ExportMessage, json.RawMessage, error) {
-	var tools string
-	if err := s.db.GetContext(ctx, &tools, `SELECT tools_json FROM attempts WHERE id = ?`, attemptID); err != nil {
-		return nil, nil, fmt.Errorf("read tools: %w", err)
-	}
-	if !json.Valid([]byte(tools)) || !strings.HasPrefix(strings.TrimSpace(tools), "[") {
-		return nil, nil, errors.New("column attempts.tools_json: not a JSON array")
-	}
-	var rows []struct {
-		Index      int            `db:"idx"`
-		Role       string         `db:"role"`
-		Content    string         `db:"content"`
-		Thinking   string         `db:"thinking"`
-		ToolCalls  sql.NullString `db:"tool_calls_json"`
-		ToolName   string         `db:"tool_name"`
-		ToolCallID string         `db:"tool_call_id"`
-	}
-	if err := s.db.SelectContext(ctx, &rows, `SELECT idx, role, content, thinking, tool_calls_json,
-		tool_name, tool_call_id FROM messages WHERE attempt_id = ? ORDER BY idx`, attemptID); err != nil {
-		return nil, nil, fmt.Errorf("read messages: %w", err)
-	}
-	msgs := make([]ExportMessage, len(rows))
-	for i, r := range rows {
-		m := ExportMessage{Role: r.Role, Content: r.Content, ReasoningContent: r.Thinking,
-			Name: r.ToolName, ToolCallID: r.ToolCallID}
-		if r.ToolCalls.Valid {
-			calls, err := exportToolCalls(r.ToolCalls.String)
-			if err != nil {
-				return nil, nil, fmt.Errorf("message %d: column messages.tool_calls_json: %w", r.Index, err)
-			}
-			m.ToolCalls = calls
-		}
-		msgs[i] = m
-	}
-	return msgs, json.RawMessage(tools), nil
-}
-
 // exportToolCalls turns tool calls as Ollama sends them
 // ([{"id":..,"function":{"index":..,"name":..,"arguments":{..}}}]) into the
 // OpenAI shape, arguments kept as a JSON object in the model's key order.
 func exportToolCalls(stored string) ([]ExportToolCall, error) {
+	if calls, ok := fastToolCalls(stored, nil); ok {
+		return calls, nil
+	}
+	return decodeToolCalls(stored)
+}
+
+// decodeToolCalls is exportToolCalls by encoding/json, for any shape.
+func decodeToolCalls(stored string) ([]ExportToolCall, error) {
 	var calls []struct {
 		ID       string `json:"id"`
 		Function struct {

@@ -38,6 +38,7 @@ const (
 	tablePlan                     // has run_id: the run's rows, from the first piece
 	tableAttempt                  // attempts: the chosen rows, under new ids
 	tableChild                    // has attempt_id: the chosen attempts' rows
+	tableShared                   // tool_lists: rows the attempts point at, shared, copied by content
 )
 
 type table struct {
@@ -68,6 +69,8 @@ func (s *Store) mergeTables(ctx context.Context) ([]table, error) {
 			t.kind = tableRun
 		case n == "attempts":
 			t.kind = tableAttempt
+		case n == "tool_lists":
+			t.kind = tableShared
 		case slices.Contains(cols, "attempt_id"):
 			t.kind = tableChild
 		case slices.Contains(cols, "run_id"):
@@ -131,11 +134,23 @@ func (s *Store) MergeRun(ctx context.Context, runID string, patch RunPatch, piec
 				next++
 				ids[id] = next
 			}
+			lists, err := copyToolLists(ctx, tx, p.Store, runID)
+			if err != nil {
+				return err
+			}
 			for _, t := range tables {
 				if t.kind != tableAttempt && t.kind != tableChild {
 					continue
 				}
-				if err := copyRows(ctx, tx, p.Store, t, runID, ids, nil); err != nil {
+				var edit func([]any)
+				if col := slices.Index(t.cols, "tool_list_id"); t.kind == tableAttempt && col >= 0 {
+					edit = func(row []any) {
+						if old, ok := row[col].(int64); ok {
+							row[col] = lists[old]
+						}
+					}
+				}
+				if err := copyRows(ctx, tx, p.Store, t, runID, ids, edit); err != nil {
 					return err
 				}
 			}
@@ -146,6 +161,32 @@ func (s *Store) MergeRun(ctx context.Context, runID string, patch RunPatch, piec
 		return fmt.Errorf("merge run %s into %s: %w", runID, s.path, err)
 	}
 	return nil
+}
+
+// copyToolLists copies the tool lists the attempts of run runID in src
+// point at into tx, each once (a list the destination holds already is
+// reused), and maps their ids in src to their ids in tx.
+func copyToolLists(ctx context.Context, tx *sqlx.Tx, src *Store, runID string) (map[int64]int64, error) {
+	var rows []struct {
+		ID    int64  `db:"id"`
+		Tools string `db:"tools_json"`
+	}
+	if err := src.db.SelectContext(ctx, &rows, `SELECT l.id, l.tools_json FROM tool_lists l
+		WHERE l.id IN (SELECT tool_list_id FROM attempts WHERE run_id = ?)`, runID); err != nil {
+		return nil, fmt.Errorf("read tool lists from %s: %w", src.path, err)
+	}
+	out := make(map[int64]int64, len(rows))
+	for _, r := range rows {
+		if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO tool_lists (tools_json) VALUES (?)`, r.Tools); err != nil {
+			return nil, fmt.Errorf("write a tool list from %s: %w", src.path, err)
+		}
+		var id int64
+		if err := tx.GetContext(ctx, &id, `SELECT id FROM tool_lists WHERE tools_json = ?`, r.Tools); err != nil {
+			return nil, fmt.Errorf("write a tool list from %s: %w", src.path, err)
+		}
+		out[r.ID] = id
+	}
+	return out, nil
 }
 
 // apply sets the patched columns of a runs row.

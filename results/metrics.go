@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"runtime"
 	"slices"
 	"time"
 
@@ -34,11 +35,14 @@ type AttemptMetrics struct {
 	CompletionTokens int
 	// Wall is the agent loop's wall time.
 	Wall time.Duration
+	// Times is where the attempt's time went (zero for attempts stored
+	// before bench kept it).
+	Times Times
 	// Denials counts the attempt's tool calls the policy denied
 	// (tool_calls.decision = 'deny').
 	Denials int
 	// TruncatedTurns counts the attempt's turns whose prompt was probably
-	// cut at num_ctx (turns.truncated = 1).
+	// cut at the context (turns.truncated = 1).
 	TruncatedTurns int
 }
 
@@ -64,37 +68,184 @@ type attemptRow struct {
 	Prompt     int             `db:"prompt_tokens"`
 	Completion int             `db:"completion_tokens"`
 	WallMS     float64         `db:"wall_ms"`
+	ModelMS    sql.NullFloat64 `db:"model_ms"`
+	ToolMS     sql.NullFloat64 `db:"tool_ms"`
+	TestMS     sql.NullFloat64 `db:"test_ms"`
+	HarnessMS  sql.NullFloat64 `db:"harness_ms"`
+}
+
+// attemptColumns are the columns of attemptRow, in the order dest gives.
+const attemptColumns = `a.id, a.arm, a.task_id, a.idx, a.status, a.stop_reason,
+	a.reward, a.advantage, a.advantage_method, a.turns, a.tool_calls,
+	a.prompt_tokens, a.completion_tokens, a.wall_ms,
+	a.model_ms, a.tool_ms, a.test_ms, a.harness_ms`
+
+// dest is where a row of attemptColumns scans to.
+func (r *attemptRow) dest() []any {
+	return []any{&r.ID, &r.Arm, &r.Task, &r.Index, &r.Status, &r.StopReason, &r.Reward, &r.Advantage,
+		&r.Method, &r.Turns, &r.ToolCalls, &r.Prompt, &r.Completion, &r.WallMS,
+		&r.ModelMS, &r.ToolMS, &r.TestMS, &r.HarnessMS}
+}
+
+// runAttempts reads the attempts of a run, converted, in the run's arm
+// order, then task order, then attempt index: attemptColumns, then the
+// extra columns of a (the attempts table). Each reader gets its own
+// destinations for the extra columns and converter from scanner. Attempts
+// of an arm or task the run does not list are left out.
+//
+// A large run has a hundred thousand attempts, and SQLite's cost is per
+// column read: the rows are scanned by hand rather than by reflection,
+// read in parts (arms × ranges of task ids) on several connections at
+// once, and sorted here rather than by SQLite through two joins.
+func runAttempts[T any](ctx context.Context, s *Store, runID, extraColumns string, scanner func() ([]any, func(*attemptRow) (T, error))) ([]T, error) {
+	order := func(query string) (map[string]int, []string, error) {
+		rows, err := s.db.QueryContext(ctx, query, runID)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer rows.Close()
+		m := map[string]int{}
+		var names []string
+		for rows.Next() {
+			var name string
+			var idx int
+			if err := rows.Scan(&name, &idx); err != nil {
+				return nil, nil, err
+			}
+			m[name] = idx
+			names = append(names, name)
+		}
+		return m, names, rows.Err()
+	}
+	arms, armNames, err := order(`SELECT name, idx FROM arms WHERE run_id = ?`)
+	if err != nil {
+		return nil, fmt.Errorf("arms: %w", err)
+	}
+	tasks, taskIDs, err := order(`SELECT id, idx FROM tasks WHERE run_id = ? ORDER BY id`)
+	if err != nil {
+		return nil, fmt.Errorf("tasks: %w", err)
+	}
+	type part struct {
+		arm    string
+		lo, hi string // task ids: lo <= id < hi ("" hi: no bound)
+	}
+	workers := min(runtime.GOMAXPROCS(0), 4)
+	var parts []part
+	for _, arm := range armNames {
+		n := min(workers, max(len(taskIDs), 1))
+		for i := range n {
+			p := part{arm: arm}
+			if lo := i * len(taskIDs) / n; lo > 0 {
+				p.lo = taskIDs[lo]
+			}
+			if hi := (i + 1) * len(taskIDs) / n; hi < len(taskIDs) {
+				p.hi = taskIDs[hi]
+			}
+			parts = append(parts, p)
+		}
+	}
+	type keyed struct {
+		arm, task, idx int
+		v              T
+	}
+	read := func(p part, extra []any, conv func(*attemptRow) (T, error)) ([]keyed, error) {
+		q := `SELECT ` + attemptColumns + extraColumns + ` FROM attempts a
+			WHERE a.run_id = ? AND a.arm = ? AND a.task_id >= ?`
+		args := []any{runID, p.arm, p.lo}
+		if p.hi != "" {
+			q += ` AND a.task_id < ?`
+			args = append(args, p.hi)
+		}
+		rows, err := s.db.QueryContext(ctx, q, args...)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		var out []keyed
+		var r attemptRow
+		dest := append(r.dest(), extra...)
+		seen := map[string]string{}
+		intern := func(s *string) {
+			if v, ok := seen[*s]; ok {
+				*s = v
+			} else {
+				seen[*s] = *s
+			}
+		}
+		for rows.Next() {
+			if err := rows.Scan(dest...); err != nil {
+				return nil, err
+			}
+			ti, ok := tasks[r.Task]
+			if !ok {
+				continue
+			}
+			intern(&r.Arm)
+			intern(&r.Task)
+			intern(&r.Status)
+			intern(&r.StopReason)
+			intern(&r.Method.String)
+			v, err := conv(&r)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, keyed{arms[r.Arm], ti, r.Index, v})
+		}
+		return out, rows.Err()
+	}
+	results := make([][]keyed, len(parts))
+	jobs := make([]func() error, len(parts))
+	for i, p := range parts {
+		jobs[i] = func() (err error) {
+			extra, conv := scanner()
+			results[i], err = read(p, extra, conv)
+			return err
+		}
+	}
+	if err := inParallel(jobs); err != nil {
+		return nil, err
+	}
+	var all []keyed
+	for _, r := range results {
+		all = append(all, r...)
+	}
+	slices.SortFunc(all, func(a, b keyed) int {
+		if a.arm != b.arm {
+			return a.arm - b.arm
+		}
+		if a.task != b.task {
+			return a.task - b.task
+		}
+		return a.idx - b.idx
+	})
+	vs := make([]T, len(all))
+	for i := range all {
+		vs[i] = all[i].v
+	}
+	return vs, nil
 }
 
 // AttemptMetrics returns every attempt of a run with the data its metrics
 // need, in the run's arm order, then task order, then attempt index.
+//
+// It reads the attempts through the covering index attempts_metrics and
+// counts denials and cut turns with the partial indexes of migration 3,
+// one grouped query each rather than a subquery per attempt: at 100,000
+// attempts this is what a report's time goes to.
 func (s *Store) AttemptMetrics(ctx context.Context, runID string) ([]AttemptMetrics, error) {
-	var rows []struct {
-		attemptRow
-		Denials   int `db:"denials"`
-		Truncated int `db:"truncated"`
-	}
-	err := s.db.SelectContext(ctx, &rows, `SELECT a.id, a.arm, a.task_id, a.idx, a.status, a.stop_reason,
-			a.reward, a.advantage, a.advantage_method, a.turns, a.tool_calls,
-			a.prompt_tokens, a.completion_tokens, a.wall_ms,
-			(SELECT count(*) FROM tool_calls c WHERE c.attempt_id = a.id AND c.decision = 'deny') AS denials,
-			(SELECT count(*) FROM turns u WHERE u.attempt_id = a.id AND u.truncated = 1) AS truncated
-		FROM attempts a
-		JOIN arms ar ON ar.run_id = a.run_id AND ar.name = a.arm
-		JOIN tasks t ON t.run_id = a.run_id AND t.id = a.task_id
-		WHERE a.run_id = ?
-		ORDER BY ar.idx, t.idx, a.idx`, runID)
+	// The counts of denials and truncated turns are kept with the attempt
+	// (schema version 3): a report reads one row per attempt, not every
+	// tool call and turn.
+	out, err := runAttempts(ctx, s, runID, ", a.denials, a.truncated_turns", func() ([]any, func(*attemptRow) (AttemptMetrics, error)) {
+		var denials, truncated int
+		return []any{&denials, &truncated}, func(r *attemptRow) (AttemptMetrics, error) {
+			m, err := r.metrics()
+			m.Denials, m.TruncatedTurns = denials, truncated
+			return m, err
+		}
+	})
 	if err != nil {
 		return nil, fmt.Errorf("attempt metrics of run %q in %s: %w", runID, s.path, err)
-	}
-	out := make([]AttemptMetrics, len(rows))
-	for i, r := range rows {
-		m, err := r.metrics()
-		if err != nil {
-			return nil, fmt.Errorf("attempt metrics of run %q in %s: %w", runID, s.path, err)
-		}
-		m.Denials, m.TruncatedTurns = r.Denials, r.Truncated
-		out[i] = m
 	}
 	return out, nil
 }
@@ -102,7 +253,12 @@ func (s *Store) AttemptMetrics(ctx context.Context, runID string) ([]AttemptMetr
 // metrics converts the row. A finished attempt without a reward, which
 // SaveAttempt refuses, is an error rather than an attempt that counts
 // nowhere.
-func (r *attemptRow) metrics() (AttemptMetrics, error) {
+func (r *attemptRow) metrics() (AttemptMetrics, error) { return r.metricsIn(nil, nil) }
+
+// metricsIn converts the row, keeping its reward and advantage in
+// *reward and *adv (allocated when nil): a run's attempts keep theirs in
+// two arrays rather than in 200,000 small objects.
+func (r *attemptRow) metricsIn(reward *int, adv *float64) (AttemptMetrics, error) {
 	m := AttemptMetrics{
 		ID: r.ID, Key: AttemptKey{Arm: r.Arm, Task: r.Task, Index: r.Index},
 		Status: AttemptStatus(r.Status), StopReason: r.StopReason,
@@ -110,18 +266,90 @@ func (r *attemptRow) metrics() (AttemptMetrics, error) {
 		Turns:           r.Turns, ToolCalls: r.ToolCalls,
 		PromptTokens: r.Prompt, CompletionTokens: r.Completion,
 		Wall: time.Duration(r.WallMS * float64(time.Millisecond)),
+		Times: Times{Model: msDuration(r.ModelMS), Tools: msDuration(r.ToolMS),
+			Tests: msDuration(r.TestMS), Harness: msDuration(r.HarnessMS)},
 	}
 	if r.Reward.Valid {
-		v := int(r.Reward.Int64)
-		m.Reward = &v
+		if reward == nil {
+			reward = new(int)
+		}
+		*reward = int(r.Reward.Int64)
+		m.Reward = reward
 	} else if m.Status == StatusFinished {
 		return AttemptMetrics{}, fmt.Errorf("attempt %d (%s): column attempts.reward: NULL on a finished attempt, expected 0 or 1", r.ID, m.Key)
 	}
 	if r.Advantage.Valid {
-		v := r.Advantage.Float64
-		m.Advantage = &v
+		if adv == nil {
+			adv = new(float64)
+		}
+		*adv = r.Advantage.Float64
+		m.Advantage = adv
 	}
 	return m, nil
+}
+
+// msDuration reads a milliseconds column (NULL: 0).
+func msDuration(v sql.NullFloat64) time.Duration {
+	return time.Duration(v.Float64 * float64(time.Millisecond))
+}
+
+// TimeSplit sums where attempts' time went, in milliseconds: the model's
+// turns, the tool calls, the hidden tests and the harness's own.
+type TimeSplit struct {
+	ModelMS   float64 `json:"model_ms"`
+	ToolMS    float64 `json:"tool_ms"`
+	TestMS    float64 `json:"test_ms"`
+	HarnessMS float64 `json:"harness_ms"`
+}
+
+func (t *TimeSplit) add(a Times) {
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	t.ModelMS += ms(a.Model)
+	t.ToolMS += ms(a.Tools)
+	t.TestMS += ms(a.Tests)
+	t.HarnessMS += ms(a.Harness)
+}
+
+// Split is t in milliseconds, as a report sums it: one attempt's split.
+func (t Times) Split() TimeSplit {
+	var s TimeSplit
+	s.add(t)
+	return s
+}
+
+// Dominant names the part that took the most time ("model", "tools",
+// "hidden tests" or "harness") and its share; "" when nothing was timed.
+func (t TimeSplit) Dominant() (string, float64) {
+	total := t.ModelMS + t.ToolMS + t.TestMS + t.HarnessMS
+	if total <= 0 {
+		return "", 0
+	}
+	parts := []struct {
+		name string
+		ms   float64
+	}{{"model", t.ModelMS}, {"tools", t.ToolMS}, {"hidden tests", t.TestMS}, {"harness", t.HarnessMS}}
+	best := parts[0]
+	for _, p := range parts[1:] {
+		if p.ms > best.ms {
+			best = p
+		}
+	}
+	return best.name, best.ms / total
+}
+
+// Line says where the time went, in one line: each part's share and time,
+// and which dominated; "" when nothing was timed.
+func (t TimeSplit) Line() string {
+	name, share := t.Dominant()
+	if name == "" {
+		return ""
+	}
+	total := t.ModelMS + t.ToolMS + t.TestMS + t.HarnessMS
+	part := func(label string, ms float64) string {
+		return fmt.Sprintf("%s %.0f%% (%s)", label, 100*ms/total, (time.Duration(ms) * time.Millisecond).Round(100*time.Millisecond))
+	}
+	return fmt.Sprintf("time: %s, %s, %s, %s: the %s dominated (%.0f%%)",
+		part("model", t.ModelMS), part("tools", t.ToolMS), part("hidden tests", t.TestMS), part("harness", t.HarnessMS), name, 100*share)
 }
 
 // Dist describes a sample of per-attempt values: its size, mean, extremes
@@ -184,13 +412,26 @@ type Metrics struct {
 	CompletionTokens Dist `json:"completion_tokens"`
 	ToolCalls        Dist `json:"tool_calls"`
 	WallMS           Dist `json:"wall_ms"`
+	// TestMS describes the finished attempts' hidden-test time (the
+	// scoring runs), in milliseconds.
+	TestMS Dist `json:"test_ms"`
+	// Time sums where every attempt's time went (finished or not).
+	Time TimeSplit `json:"time"`
+	// Advantage describes the stored advantages of the finished
+	// attempts; its N counts those that have one.
+	Advantage Dist `json:"advantage"`
 	// Denials counts the finished attempts' tool calls denied by the
 	// policy; DenialsPerAttempt is Denials / Finished (nil when nothing finished).
 	Denials           int      `json:"denials"`
 	DenialsPerAttempt *float64 `json:"denials_per_attempt"`
 	// TruncatedTurns counts the finished attempts' turns whose prompt was
-	// probably cut at num_ctx.
+	// probably cut at the context (num_ctx, or the model's context length
+	// when smaller).
 	TruncatedTurns int `json:"truncated_turns"`
+	// PromptTokensAtLeast is true when TruncatedTurns > 0: Ollama counted
+	// the prompts it kept, so PromptTokens are lower bounds of what the
+	// agent sent.
+	PromptTokensAtLeast bool `json:"prompt_tokens_at_least"`
 	// Groups counts the groups with at least one finished attempt, and
 	// ZeroVarianceGroups those whose rewards are all equal (all pass, all
 	// fail, or one attempt): their advantages are 0. ZeroVarianceShare is
@@ -217,20 +458,13 @@ func DefaultKs(g int) []int {
 type group struct {
 	arm, task string
 	attempts  []AttemptMetrics
+	// nFinished and nPasses count the attempts, once groupAttempts has
+	// filled the group (a report asks for them many times).
+	nFinished, nPasses int
 }
 
 // counts returns the finished attempts and the passes among them.
-func (g *group) counts() (n, c int) {
-	for _, a := range g.attempts {
-		if a.Finished() {
-			n++
-			if a.Passed() {
-				c++
-			}
-		}
-	}
-	return n, c
-}
+func (g *group) counts() (n, c int) { return g.nFinished, g.nPasses }
 
 // finished returns the group's finished attempts, in index order.
 func (g *group) finished() []AttemptMetrics {
@@ -254,10 +488,11 @@ func (g *group) zeroVariance() bool {
 // metricsOf computes the metrics of a set of groups, labelled arm and task.
 func metricsOf(arm, task string, groups []*group, ks []int) (Metrics, error) {
 	m := Metrics{Arm: arm, Task: task}
-	var turns, prompt, compl, calls, wall []float64
+	var turns, prompt, compl, calls, wall, tests, adv []float64
 	for _, g := range groups {
 		for _, a := range g.attempts {
 			m.Attempts++
+			m.Time.add(a.Times)
 			switch {
 			case a.Status == StatusInfraError:
 				m.InfraErrors++
@@ -277,6 +512,10 @@ func metricsOf(arm, task string, groups []*group, ks []int) (Metrics, error) {
 			compl = append(compl, float64(a.CompletionTokens))
 			calls = append(calls, float64(a.ToolCalls))
 			wall = append(wall, float64(a.Wall)/float64(time.Millisecond))
+			tests = append(tests, float64(a.Times.Tests)/float64(time.Millisecond))
+			if a.Advantage != nil {
+				adv = append(adv, *a.Advantage)
+			}
 			m.Denials += a.Denials
 			m.TruncatedTurns += a.TruncatedTurns
 		}
@@ -287,8 +526,10 @@ func metricsOf(arm, task string, groups []*group, ks []int) (Metrics, error) {
 			m.ZeroVarianceGroups++
 		}
 	}
+	m.PromptTokensAtLeast = m.TruncatedTurns > 0
 	m.Turns, m.PromptTokens, m.CompletionTokens = evaluator.Summarize(turns), evaluator.Summarize(prompt), evaluator.Summarize(compl)
-	m.ToolCalls, m.WallMS = evaluator.Summarize(calls), evaluator.Summarize(wall)
+	m.ToolCalls, m.WallMS, m.TestMS = evaluator.Summarize(calls), evaluator.Summarize(wall), evaluator.Summarize(tests)
+	m.Advantage = evaluator.Summarize(adv)
 	if m.Finished > 0 {
 		m.PassRate = ptr(float64(m.Passes) / float64(m.Finished))
 		lo, hi := evaluator.Wilson(m.Passes, m.Finished, evaluator.Z95)
@@ -360,6 +601,14 @@ func groupAttempts(run *Run, attempts []AttemptMetrics) ([]*group, error) {
 	}
 	for _, g := range groups {
 		slices.SortFunc(g.attempts, func(x, y AttemptMetrics) int { return x.Key.Index - y.Key.Index })
+		for _, a := range g.attempts {
+			if a.Finished() {
+				g.nFinished++
+				if a.Passed() {
+					g.nPasses++
+				}
+			}
+		}
 	}
 	return groups, nil
 }

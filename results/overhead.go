@@ -27,6 +27,10 @@ type Overhead struct {
 	// Model is the model measured and NumCtx the num_ctx sent.
 	Model  string
 	NumCtx int
+	// ModelContext is the model's own context length, 0 when unknown.
+	// Ollama lowers a larger num_ctx to it silently: Context is the
+	// context the measurement (and the run) had.
+	ModelContext int
 	// MeasuredAt is when the measurement started.
 	MeasuredAt time.Time
 	// BaselineTokens is the prompt of the request with no tools.
@@ -39,8 +43,8 @@ type Overhead struct {
 	// SumOfTools is the sum of the tools' overheads, each measured alone;
 	// Tokens - SumOfTools is the template's framing.
 	SumOfTools int
-	// Truncated is true when the prompt with all the tools reached num_ctx:
-	// Tokens is then a lower bound.
+	// Truncated is true when the prompt with all the tools reached the
+	// context: Tokens is then a lower bound.
 	Truncated bool
 	// Items are the sets and tools measured alone: each set followed by its
 	// tools, in the order they are offered.
@@ -59,8 +63,17 @@ type OverheadItem struct {
 	PromptTokens int
 	// Tokens is its overhead: PromptTokens minus Overhead.BaselineTokens.
 	Tokens int
-	// Truncated is true when PromptTokens reached num_ctx.
+	// Truncated is true when PromptTokens reached the context.
 	Truncated bool
+}
+
+// Context is the context the server used: NumCtx, or ModelContext when it
+// is known and smaller.
+func (o *Overhead) Context() int {
+	if o.ModelContext > 0 && o.ModelContext < o.NumCtx {
+		return o.ModelContext
+	}
+	return o.NumCtx
 }
 
 // SaveOverhead stores the overhead of one arm of a run, replacing an
@@ -85,14 +98,14 @@ func (s *Store) SaveOverhead(ctx context.Context, runID string, o *Overhead) err
 		if _, err := tx.ExecContext(ctx, `DELETE FROM overhead WHERE run_id = ? AND arm = ?`, runID, o.Arm); err != nil {
 			return fmt.Errorf("delete earlier overhead: %w", err)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO overhead (run_id, arm, model, num_ctx, measured_at,
+		if _, err := tx.ExecContext(ctx, `INSERT INTO overhead (run_id, arm, model, num_ctx, model_context, measured_at,
 			baseline_tokens, prompt_tokens, tokens, sum_of_tools, truncated)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			runID, o.Arm, o.Model, o.NumCtx, formatTime(measured),
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			runID, o.Arm, o.Model, o.NumCtx, o.ModelContext, formatTime(measured),
 			o.BaselineTokens, o.PromptTokens, o.Tokens, o.SumOfTools, o.Truncated); err != nil {
 			return fmt.Errorf("insert overhead: %w", err)
 		}
-		return insertEach(ctx, tx, "overhead item", `INSERT INTO overhead_items (run_id, arm, idx, kind, name,
+		return insertEach(ctx, newTxWriter(s, tx), "overhead item", `INSERT INTO overhead_items (run_id, arm, idx, kind, name,
 			tool_set, prompt_tokens, tokens, truncated) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, len(o.Items), func(i int) []any {
 			it := o.Items[i]
 			return []any{runID, o.Arm, i, it.Kind, it.Name, it.Set, it.PromptTokens, it.Tokens, it.Truncated}
@@ -112,6 +125,8 @@ func validateOverhead(o *Overhead) error {
 		return errors.New("model: empty")
 	case o.NumCtx <= 0:
 		return fmt.Errorf("num_ctx: %d, expected a positive number", o.NumCtx)
+	case o.ModelContext < 0:
+		return fmt.Errorf("model context: %d, expected 0 (unknown) or a positive number", o.ModelContext)
 	}
 	for i, it := range o.Items {
 		switch {
@@ -148,6 +163,7 @@ func (s *Store) overhead(ctx context.Context, runID string) ([]Overhead, error) 
 		Arm        string `db:"arm"`
 		Model      string `db:"model"`
 		NumCtx     int    `db:"num_ctx"`
+		ModelCtx   int    `db:"model_context"`
 		MeasuredAt string `db:"measured_at"`
 		Baseline   int    `db:"baseline_tokens"`
 		Prompt     int    `db:"prompt_tokens"`
@@ -155,7 +171,7 @@ func (s *Store) overhead(ctx context.Context, runID string) ([]Overhead, error) 
 		Sum        int    `db:"sum_of_tools"`
 		Truncated  bool   `db:"truncated"`
 	}
-	if err := s.db.SelectContext(ctx, &heads, `SELECT o.arm, o.model, o.num_ctx, o.measured_at,
+	if err := s.db.SelectContext(ctx, &heads, `SELECT o.arm, o.model, o.num_ctx, o.model_context, o.measured_at,
 			o.baseline_tokens, o.prompt_tokens, o.tokens, o.sum_of_tools, o.truncated
 		FROM overhead o JOIN arms a ON a.run_id = o.run_id AND a.name = o.arm
 		WHERE o.run_id = ? ORDER BY a.idx, a.name`, runID); err != nil {
@@ -185,7 +201,7 @@ func (s *Store) overhead(ctx context.Context, runID string) ([]Overhead, error) 
 		if err != nil {
 			return nil, fmt.Errorf("arm %q: %w", h.Arm, err)
 		}
-		out = append(out, Overhead{Arm: h.Arm, Model: h.Model, NumCtx: h.NumCtx, MeasuredAt: t,
+		out = append(out, Overhead{Arm: h.Arm, Model: h.Model, NumCtx: h.NumCtx, ModelContext: h.ModelCtx, MeasuredAt: t,
 			BaselineTokens: h.Baseline, PromptTokens: h.Prompt, Tokens: h.Tokens, SumOfTools: h.Sum,
 			Truncated: h.Truncated, Items: byArm[h.Arm]})
 	}

@@ -12,7 +12,7 @@ import (
 // runColumns are the runs columns runRow scans, named so that a later
 // schema version adding columns does not break older readers.
 const runColumns = `id, name, created_at, model, options_json, seed, attempts_per_task,
-	suite, suite_dir, config_json, status, finished_at, bench_version, shard, model_digest`
+	suite, suite_dir, config_json, status, finished_at, bench_version, shard, model_digest, isolation`
 
 type runRow struct {
 	ID              string         `db:"id"`
@@ -30,13 +30,14 @@ type runRow struct {
 	BenchVersion    string         `db:"bench_version"`
 	Shard           string         `db:"shard"`
 	ModelDigest     string         `db:"model_digest"`
+	Isolation       string         `db:"isolation"`
 }
 
 func (r *runRow) run() (*Run, error) {
 	run := &Run{
 		ID: r.ID, Name: r.Name, Model: r.Model, Seed: r.Seed, AttemptsPerTask: r.AttemptsPerTask,
 		Suite: r.Suite, SuiteDir: r.SuiteDir, Config: r.ConfigJSON, Status: r.Status,
-		BenchVersion: r.BenchVersion, Shard: r.Shard, ModelDigest: r.ModelDigest,
+		BenchVersion: r.BenchVersion, Shard: r.Shard, ModelDigest: r.ModelDigest, Isolation: r.Isolation,
 	}
 	var err error
 	if run.CreatedAt, err = parseTime("runs.created_at", r.CreatedAt); err != nil {
@@ -98,13 +99,14 @@ func (s *Store) getRun(ctx context.Context, id string) (*Run, error) {
 		Dir         string `db:"dir"`
 		Hash        string `db:"hash"`
 		Instruction string `db:"instruction"`
+		Report      string `db:"report"`
 	}
-	if err := s.db.SelectContext(ctx, &tasks, `SELECT id, dir, hash, instruction FROM tasks
+	if err := s.db.SelectContext(ctx, &tasks, `SELECT id, dir, hash, instruction, report FROM tasks
 		WHERE run_id = ? ORDER BY idx`, id); err != nil {
 		return nil, fmt.Errorf("tasks: %w", err)
 	}
 	for _, t := range tasks {
-		run.Tasks = append(run.Tasks, TaskInfo{ID: t.ID, Dir: t.Dir, Hash: t.Hash, Instruction: t.Instruction})
+		run.Tasks = append(run.Tasks, TaskInfo{ID: t.ID, Dir: t.Dir, Hash: t.Hash, Instruction: t.Instruction, Report: t.Report})
 	}
 	return run, nil
 }
@@ -162,6 +164,9 @@ type RunStat struct {
 	Finished    int `db:"finished"`
 	Passes      int `db:"passes"`
 	InfraErrors int `db:"infra_errors"`
+	// Stale is true for a run whose status is running while no process
+	// holds its lock (RunLock): the bench that ran it was killed.
+	Stale bool `db:"-"`
 }
 
 // Planned is the number of attempts the run's plan holds.
@@ -185,6 +190,7 @@ func (s *Store) RunStats(ctx context.Context) ([]RunStat, error) {
 		if t, err := time.Parse(timeLayout, rows[i].Created); err == nil {
 			rows[i].CreatedAt = t
 		}
+		rows[i].Stale = rows[i].Status == RunRunning && !s.runHeld(rows[i].ID)
 	}
 	return rows, nil
 }

@@ -162,6 +162,31 @@ type Attempt struct {
 	Servers []ServerLog
 }
 
+// Times is where an attempt's time went: the model's turns, the tool
+// calls, the hidden tests, and the harness's own time (the rest of the
+// time from StartedAt to FinishedAt, never below 0).
+type Times struct {
+	Model, Tools, Tests, Harness time.Duration
+}
+
+// Times splits the attempt's time.
+func (a *Attempt) Times() Times {
+	var t Times
+	if tr := a.Trajectory; tr != nil {
+		for _, u := range tr.Turns {
+			t.Model += u.Wall
+		}
+		for _, c := range tr.Calls {
+			t.Tools += c.Duration
+		}
+	}
+	if a.Test != nil {
+		t.Tests = a.Test.Duration + a.Test.RefDuration
+	}
+	t.Harness = max(a.FinishedAt.Sub(a.StartedAt)-t.Model-t.Tools-t.Tests, 0)
+	return t
+}
+
 // ServerLog is what is kept of an MCP server attached to an attempt.
 type ServerLog struct {
 	// Name is the server's name in the task or arm configuration.

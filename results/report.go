@@ -8,13 +8,16 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
+	"github.com/benchhq/bench/bound"
 	"github.com/benchhq/bench/evaluator"
 )
 
@@ -24,7 +27,7 @@ import (
 const ReportVersion = 1
 
 // TableWidth is the width, in columns, that a table report fits in.
-const TableWidth = 100
+const TableWidth = 80
 
 // Report is everything `bench report` shows of a run: its plan, the
 // metrics per task (a group: one task under one arm), per arm and for the
@@ -54,24 +57,49 @@ type Report struct {
 	// measured at the start of the run, in the run's arm order; empty for
 	// a run stored before measurements (schema version 1).
 	ToolTokens []ArmToolTokens `json:"tool_tokens"`
+	// TaskServers names, per task, the MCP servers its attempts attached
+	// that are not among their arm's measured tool sets: the task's own
+	// ([[servers]] in task.toml). Their tokens are in no arm's ToolTokens.
+	// Empty without measurements.
+	TaskServers []TaskServers `json:"task_servers"`
+}
+
+// TaskServers is a task's own MCP servers, by name.
+type TaskServers struct {
+	Task    string   `json:"task"`
+	Servers []string `json:"servers"`
 }
 
 // ArmToolTokens is the measured prompt-token cost of one arm's tools.
 type ArmToolTokens struct {
 	Arm string `json:"arm"`
 	// Tokens is what all the arm's tools add to each request; Share is
-	// Tokens over NumCtx.
+	// Tokens over Context.
 	Tokens int     `json:"tokens"`
 	NumCtx int     `json:"num_ctx"`
 	Share  float64 `json:"share"`
-	// Truncated marks a measurement that reached num_ctx: Tokens is a
-	// lower bound.
+	// ModelContext is the model's own context length (0: unknown) and
+	// Context the context the server used: NumCtx, or ModelContext when
+	// smaller (Ollama lowers num_ctx to it silently).
+	ModelContext int `json:"model_context"`
+	Context      int `json:"context"`
+	// Truncated marks a measurement that reached the context: Tokens and
+	// PerAttempt are lower bounds.
 	Truncated bool `json:"truncated"`
 	// Sets is the cost of each tool set alone: "builtin" and each MCP server.
 	Sets []SetTokens `json:"sets"`
+	// Tools is the cost of each tool alone, in the order offered.
+	Tools []ToolTokens `json:"tools"`
 	// PerAttempt is Tokens times the arm's mean turns per finished
 	// attempt: what the tools cost an attempt; nil without finished attempts.
 	PerAttempt *float64 `json:"per_attempt"`
+}
+
+// ToolTokens is the cost of one tool alone; Set is its tool set.
+type ToolTokens struct {
+	Name   string `json:"name"`
+	Set    string `json:"set"`
+	Tokens int    `json:"tokens"`
 }
 
 // SetTokens is the cost of one tool set alone.
@@ -107,6 +135,39 @@ type RunHeader struct {
 	// ModelDigest is what the model servers said of the weights
 	// (runs.model_digest); absent when unknown.
 	ModelDigest string `json:"model_digest,omitempty"`
+	// Isolation is how the run's commands and hidden tests were isolated:
+	// "bubblewrap VERSION", "none" (--sandbox off: unisolated, its rewards
+	// are not to be trusted), or "" for a run stored before bench said.
+	Isolation string `json:"isolation"`
+	// ExitStatusOnly are the tasks whose tests give no per-test report:
+	// their rewards rest on the exit status alone, which code the tests
+	// import can forge.
+	ExitStatusOnly []string `json:"exit_status_only"`
+}
+
+// IsolationNote says how the run's commands were isolated, as every
+// report words it: a warning for an unisolated run (Isolation "none")
+// and for one whose isolation was not recorded ("").
+func (h RunHeader) IsolationNote() string {
+	switch h.Isolation {
+	case "none":
+		return "UNISOLATED: run with --sandbox off: the agent's commands and the hidden tests ran on the host; " +
+			"an agent could reach the hidden tests or forge its reward, so these rewards are not to be trusted"
+	case "":
+		return "isolation not recorded (a run stored before bench 0.2): its rewards were scored in the agent's own workspace"
+	}
+	return "isolation " + h.Isolation
+}
+
+// ExitStatusNote names the tasks whose rewards rest on the exit status
+// alone, as every report words it; "" when there are none.
+func (h RunHeader) ExitStatusNote() string {
+	n := len(h.ExitStatusOnly)
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("rewards rest on the exit status alone for %s: %s (no per-test report)",
+		plural(n, "task"), strings.Join(h.ExitStatusOnly, ", "))
 }
 
 // AdvantageInfo says which advantages the store holds for a run.
@@ -119,6 +180,19 @@ type AdvantageInfo struct {
 	// none: `bench export --method` computes them).
 	Stored  int `json:"stored"`
 	Missing int `json:"missing"`
+}
+
+// Summary says in words which advantages the store holds.
+func (a AdvantageInfo) Summary() string {
+	switch {
+	case a.Stored == 0 && a.Missing == 0:
+		return "none (no finished attempt)"
+	case a.Stored == 0:
+		return fmt.Sprintf("not stored for the %d finished attempts (run not finished); bench export computes them", a.Missing)
+	case a.Missing == 0:
+		return fmt.Sprintf("%s, for all %d finished attempts", strings.Join(a.Methods, ", "), a.Stored)
+	}
+	return fmt.Sprintf("%s, for %d of %d finished attempts", strings.Join(a.Methods, ", "), a.Stored, a.Stored+a.Missing)
 }
 
 // Comparison is the paired comparison of one arm against the baseline
@@ -186,24 +260,52 @@ type ReportOptions struct {
 
 // Report builds the report of a run from the store.
 func (s *Store) Report(ctx context.Context, runID string, opts ReportOptions) (*Report, error) {
-	run, err := s.GetRun(ctx, runID)
+	rr, err := s.ReportWithAttempts(ctx, runID, opts)
 	if err != nil {
-		return nil, fmt.Errorf("report: %w", err)
+		return nil, err
 	}
-	attempts, err := s.AttemptMetrics(ctx, run.ID)
-	if err != nil {
-		return nil, fmt.Errorf("report: %w", err)
+	return rr.Report, nil
+}
+
+// taskServers lists, per task in the run's order, the servers its
+// attempts attached that are not one of their arm's measured tool sets.
+func (s *Store) taskServers(ctx context.Context, run *Run, ovs []Overhead) ([]TaskServers, error) {
+	measured := map[string]map[string]bool{}
+	for _, o := range ovs {
+		sets := map[string]bool{}
+		for _, it := range o.Items {
+			if it.Kind == OverheadSet {
+				sets[it.Name] = true
+			}
+		}
+		measured[o.Arm] = sets
 	}
-	rep, err := BuildReport(run, attempts, opts)
-	if err != nil {
-		return nil, fmt.Errorf("report of run %q: %w", run.ID, err)
+	if len(measured) == 0 {
+		return []TaskServers{}, nil
 	}
-	ovs, err := s.overhead(ctx, run.ID)
-	if err != nil {
-		return nil, fmt.Errorf("report: overhead of run %q in %s: %w", run.ID, s.path, err)
+	var rows []struct {
+		Arm  string `db:"arm"`
+		Task string `db:"task_id"`
+		Name string `db:"name"`
 	}
-	rep.setToolTokens(ovs)
-	return rep, nil
+	if err := s.db.SelectContext(ctx, &rows, `SELECT DISTINCT a.arm, a.task_id, v.name
+		FROM attempt_servers v JOIN attempts a ON a.id = v.attempt_id
+		WHERE a.run_id = ? ORDER BY v.name`, run.ID); err != nil {
+		return nil, err
+	}
+	own := map[string][]string{}
+	for _, r := range rows {
+		if sets, ok := measured[r.Arm]; ok && !sets[r.Name] && !slices.Contains(own[r.Task], r.Name) {
+			own[r.Task] = append(own[r.Task], r.Name)
+		}
+	}
+	out := []TaskServers{}
+	for _, t := range run.Tasks {
+		if len(own[t.ID]) > 0 {
+			out = append(out, TaskServers{Task: t.ID, Servers: own[t.ID]})
+		}
+	}
+	return out, nil
 }
 
 // setToolTokens puts the arms' measured tool overhead in the report.
@@ -213,13 +315,17 @@ func (r *Report) setToolTokens(ovs []Overhead) {
 		turns[m.Arm] = m.Turns
 	}
 	for _, o := range ovs {
-		t := ArmToolTokens{Arm: o.Arm, Tokens: o.Tokens, NumCtx: o.NumCtx, Truncated: o.Truncated}
-		if o.NumCtx > 0 {
-			t.Share = float64(o.Tokens) / float64(o.NumCtx)
+		t := ArmToolTokens{Arm: o.Arm, Tokens: o.Tokens, NumCtx: o.NumCtx, ModelContext: o.ModelContext,
+			Context: o.Context(), Truncated: o.Truncated}
+		if t.Context > 0 {
+			t.Share = float64(o.Tokens) / float64(t.Context)
 		}
 		for _, it := range o.Items {
-			if it.Kind == OverheadSet {
+			switch it.Kind {
+			case OverheadSet:
 				t.Sets = append(t.Sets, SetTokens{Name: it.Name, Tokens: it.Tokens})
+			case OverheadTool:
+				t.Tools = append(t.Tools, ToolTokens{Name: it.Name, Set: it.Set, Tokens: it.Tokens})
 			}
 		}
 		if d, ok := turns[o.Arm]; ok && d.N > 0 {
@@ -229,6 +335,10 @@ func (r *Report) setToolTokens(ovs []Overhead) {
 		r.ToolTokens = append(r.ToolTokens, t)
 	}
 }
+
+// Bound is Tokens with what is known of it: at least Tokens when the
+// measurement was cut.
+func (t ArmToolTokens) Bound() bound.Value { return bound.Of(t.Tokens, t.Truncated) }
 
 // toolTokens returns the measurement of an arm.
 func (r *Report) toolTokens(arm string) (ArmToolTokens, bool) {
@@ -262,7 +372,7 @@ func BuildReport(run *Run, attempts []AttemptMetrics, opts ReportOptions) (*Repo
 		return nil, err
 	}
 	rep := &Report{Version: ReportVersion, Run: runHeader(run), Ks: ks,
-		Tasks: []Metrics{}, Arms: []Metrics{}, Comparisons: []Comparison{}}
+		Tasks: []Metrics{}, Arms: []Metrics{}, Comparisons: []Comparison{}, ToolTokens: []ArmToolTokens{}, TaskServers: []TaskServers{}}
 	methods := map[string]bool{}
 	for _, a := range attempts {
 		switch {
@@ -277,31 +387,75 @@ func BuildReport(run *Run, attempts []AttemptMetrics, opts ReportOptions) (*Repo
 	rep.Advantage.Methods = sortedKeys(methods)
 	byArm := map[string][]*group{}
 	for _, gr := range groups {
-		m, err := metricsOf(gr.arm, gr.task, []*group{gr}, ks)
-		if err != nil {
-			return nil, err
-		}
-		rep.Tasks = append(rep.Tasks, m)
 		byArm[gr.arm] = append(byArm[gr.arm], gr)
 	}
-	for _, arm := range run.Arms {
-		m, err := metricsOf(arm.Name, "", byArm[arm.Name], ks)
-		if err != nil {
-			return nil, err
-		}
-		rep.Arms = append(rep.Arms, m)
+	// The metrics of each group, of each arm, of the whole run, and the
+	// comparisons do not depend on each other: they are computed at once
+	// (a large run has thousands of groups), each into its own place.
+	rep.Tasks = make([]Metrics, len(groups))
+	rep.Arms = make([]Metrics, len(run.Arms))
+	others := run.Arms[min(1, len(run.Arms)):]
+	rep.Comparisons = make([]Comparison, len(others))
+	var jobs []func() error
+	const chunk = 512
+	for start := 0; start < len(groups); start += chunk {
+		jobs = append(jobs, func() error {
+			for i, gr := range groups[start:min(start+chunk, len(groups))] {
+				m, err := metricsOf(gr.arm, gr.task, []*group{gr}, ks)
+				if err != nil {
+					return err
+				}
+				rep.Tasks[start+i] = m
+			}
+			return nil
+		})
 	}
-	if rep.Total, err = metricsOf("", "", groups, ks); err != nil {
+	for i, arm := range run.Arms {
+		jobs = append(jobs, func() (err error) {
+			rep.Arms[i], err = metricsOf(arm.Name, "", byArm[arm.Name], ks)
+			return err
+		})
+	}
+	jobs = append(jobs, func() (err error) {
+		rep.Total, err = metricsOf("", "", groups, ks)
+		return err
+	})
+	for i, arm := range others {
+		jobs = append(jobs, func() (err error) {
+			rep.Comparisons[i], err = compareArms(run.Arms[0].Name, arm.Name, byArm, uint64(run.Seed))
+			return err
+		})
+	}
+	if err := inParallel(jobs); err != nil {
 		return nil, err
 	}
-	for _, arm := range run.Arms[min(1, len(run.Arms)):] {
-		c, err := compareArms(run.Arms[0].Name, arm.Name, byArm, uint64(run.Seed))
-		if err != nil {
-			return nil, err
-		}
-		rep.Comparisons = append(rep.Comparisons, c)
-	}
 	return rep, nil
+}
+
+// inParallel runs jobs on as many goroutines as there are processors and
+// returns the error of the first job, in order, that failed.
+func inParallel(jobs []func() error) error {
+	errs := make([]error, len(jobs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
+		wg.Go(func() {
+			for i := range next {
+				errs[i] = jobs[i]()
+			}
+		})
+	}
+	for i := range jobs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func runHeader(run *Run) RunHeader {
@@ -310,6 +464,7 @@ func runHeader(run *Run) RunHeader {
 		AttemptsPerTask: run.AttemptsPerTask, Suite: run.Suite, Status: run.Status,
 		CreatedAt: run.CreatedAt.UTC(), BenchVersion: run.BenchVersion,
 		Arms: []string{}, Tasks: []string{}, Shard: run.Shard, ModelDigest: run.ModelDigest,
+		Isolation: run.Isolation, ExitStatusOnly: []string{},
 	}
 	if h.Options == nil {
 		h.Options = map[string]any{}
@@ -323,6 +478,9 @@ func runHeader(run *Run) RunHeader {
 	}
 	for _, t := range run.Tasks {
 		h.Tasks = append(h.Tasks, t.ID)
+		if t.Report == "" {
+			h.ExitStatusOnly = append(h.ExitStatusOnly, t.ID)
+		}
 	}
 	return h
 }
@@ -483,82 +641,127 @@ func (r *Report) writeText(b *bytes.Buffer, md bool) {
 	ks, hatK := r.shownKs()
 	partial := false
 
-	// Per task.
-	head := []string{"ARM", "TASK", "PASS"}
+	// Per task. A task's pass@1 is its PASS, and its pass@G and pass^G
+	// follow from PASS too (some pass, all pass): only the k between 1 and
+	// G say more.
+	var taskKs []int
 	for _, k := range ks {
+		if k > 1 && k < r.Run.AttemptsPerTask {
+			taskKs = append(taskKs, k)
+		}
+	}
+	head := []string{"TASK", "PASS"}
+	if md {
+		head = append([]string{"ARM"}, head...)
+	}
+	for _, k := range taskKs {
 		head = append(head, fmt.Sprintf("P@%d", k))
 	}
-	head = append(head, fmt.Sprintf("P^%d", hatK), "TURNS", "PROMPT", "COMPL", "WALL50", "WALL90", "INFRA")
-	t := &grid{head: head, left: 2, flex: []int{1, 0}}
+	showHat := hatK > 1 && hatK < r.Run.AttemptsPerTask
+	if showHat {
+		head = append(head, fmt.Sprintf("P^%d", hatK))
+	}
+	head = append(head, "TURNS", "PROMPT", "COMPL", "WALL50", "TEST50", "INFRA")
+	t := &grid{head: head, left: 1, flex: []int{0}}
+	if md {
+		t.left, t.flex = 2, []int{1, 0}
+	}
 	prevArm := ""
 	for i, m := range r.Tasks {
-		arm := m.Arm
-		if !md && i > 0 && arm == prevArm {
-			arm = ""
+		var row []string
+		if md {
+			row = []string{m.Arm, m.Task}
+		} else {
+			// In a terminal, each arm heads its tasks: no ARM column.
+			if i == 0 || m.Arm != prevArm {
+				t.rows = append(t.rows, []string{"arm " + m.Arm})
+			}
+			row = []string{"  " + m.Task}
 		}
 		prevArm = m.Arm
-		row := []string{arm, m.Task, fmt.Sprintf("%d/%d", m.Passes, m.Finished)}
-		for _, k := range ks {
+		row = append(row, fmt.Sprintf("%d/%d", m.Passes, m.Finished))
+		for _, k := range taskKs {
 			row = append(row, atCell(&m, k, false, &partial))
 		}
-		row = append(row, atCell(&m, hatK, true, &partial))
+		if showHat {
+			row = append(row, atCell(&m, hatK, true, &partial))
+		}
 		row = append(row, meanCells(&m)...)
-		row = append(row, wallCell(m.WallMS, m.WallMS.P50), wallCell(m.WallMS, m.WallMS.P90), strconv.Itoa(m.InfraErrors))
+		row = append(row, wallCell(m.WallMS, m.WallMS.P50), wallCell(m.TestMS, m.TestMS.P50), strconv.Itoa(m.InfraErrors))
 		t.rows = append(t.rows, row)
 	}
 	section(b, md, "Per task")
 	t.write(b, md)
-	legend(b, md, "PASS: passed/finished attempts. P@k: pass@k (unbiased estimate); P^k: pass^k (all k pass). "+
-		"TURNS, PROMPT, COMPL (tokens over all turns): means per finished attempt. WALL50, WALL90: agent wall time "+
-		"percentiles. INFRA: infrastructure errors, never scored.")
-
-	// Per arm.
-	head = []string{"ARM", "PASS", "RATE", "95% CI"}
-	// Pass@1 is the pass rate, up to the tasks' weights: RATE shows it.
-	armKs := slices.DeleteFunc(slices.Clone(ks), func(k int) bool { return k == 1 })
-	for _, k := range armKs {
-		head = append(head, fmt.Sprintf("P@%d", k))
+	text := "PASS: passed/finished attempts (a task's pass@1; pass@G and pass^G follow from it). "
+	if len(taskKs) > 0 || showHat {
+		text += "P@k: pass@k (unbiased estimate); P^k: pass^k (all k pass). "
 	}
-	head = append(head, fmt.Sprintf("P^%d", hatK), "TURNS", "PROMPT", "COMPL", "TOOLS", "DENY", "CUT", "INFRA", "0-VAR")
-	t = &grid{head: head, left: 1, flex: []int{0}}
+	text += "TURNS, PROMPT, COMPL (tokens over all turns): means per finished attempt. WALL50: median wall time of " +
+		"the agent (its turns and tools); TEST50: median time of the hidden tests. INFRA: infrastructure errors, never scored."
+	if r.promptBounds() {
+		text += " ≥: a turn was cut at the context, so Ollama counted less than was sent."
+	}
+	legend(b, md, text)
+
 	arms := r.Arms
 	if len(arms) > 1 {
 		total := r.Total
 		total.Arm = "all arms"
 		arms = append(slices.Clone(arms), total)
 	}
+
+	// Per arm: outcome.
+	head = []string{"ARM", "PASS", "RATE", "95% CI"}
+	// Pass@1 is the pass rate, up to the tasks' weights: RATE shows it.
+	armKs := slices.DeleteFunc(slices.Clone(ks), func(k int) bool { return k == 1 })
+	for _, k := range armKs {
+		head = append(head, fmt.Sprintf("P@%d", k))
+	}
+	head = append(head, fmt.Sprintf("P^%d", hatK), "0-VAR")
+	t = &grid{head: head, left: 1, flex: []int{0}}
 	for _, m := range arms {
 		row := []string{m.Arm, fmt.Sprintf("%d/%d", m.Passes, m.Finished), pct(m.PassRate), ciCell(m.PassRateCI95)}
 		for _, k := range armKs {
 			row = append(row, atCell(&m, k, false, &partial))
 		}
-		row = append(row, atCell(&m, hatK, true, &partial))
-		row = append(row, meanCells(&m)...)
-		tok := "-"
-		if tt, ok := r.toolTokens(m.Arm); ok {
-			tok = strconv.Itoa(tt.Tokens)
-			if tt.Truncated {
-				tok = "≥" + tok
-			}
-		}
-		row = append(row, tok, fixed(m.DenialsPerAttempt, 2), strconv.Itoa(m.TruncatedTurns), strconv.Itoa(m.InfraErrors),
-			pct(m.ZeroVarianceShare))
+		row = append(row, atCell(&m, hatK, true, &partial), pct(m.ZeroVarianceShare))
 		t.rows = append(t.rows, row)
 	}
 	section(b, md, "Per arm")
 	t.write(b, md)
-	text := "RATE: passed/finished, with its 95% Wilson interval. P@k, P^k: means over tasks. TOOLS: prompt " +
-		"tokens the arm's tool definitions add to every request (measured at the start of the run). DENY: tool calls " +
-		"denied by policy per attempt. CUT: turns cut at num_ctx. 0-VAR: groups whose rewards are all equal " +
-		"(advantage 0, no training signal)."
+	text = "RATE: passed/finished, with its 95% Wilson interval. P@k, P^k: means over tasks. 0-VAR: groups " +
+		"whose rewards are all equal (advantage 0, no training signal)."
 	if partial {
 		text += " *: over the tasks with at least k finished attempts only."
 	}
 	legend(b, md, text)
 
+	// Per arm: cost.
+	t = &grid{head: []string{"ARM", "TURNS", "PROMPT", "COMPL", "TOOLS", "DENY", "CUT", "INFRA"}, left: 1, flex: []int{0}}
+	for _, m := range arms {
+		row := []string{m.Arm}
+		row = append(row, meanCells(&m)...)
+		tok := "-"
+		if tt, ok := r.toolTokens(m.Arm); ok {
+			tok = tt.Bound().String()
+		}
+		row = append(row, tok, fixed(m.DenialsPerAttempt, 2), strconv.Itoa(m.TruncatedTurns), strconv.Itoa(m.InfraErrors))
+		t.rows = append(t.rows, row)
+	}
+	section(b, md, "Per arm, cost")
+	t.write(b, md)
+	text = "TURNS, PROMPT, COMPL: means per finished attempt. TOOLS: prompt tokens that the arm's tools" +
+		r.toolsCover() + " add to every request, measured at the start of the run." + r.taskServersNote() +
+		" DENY: tool calls denied by policy per attempt. CUT: turns cut at the context (num_ctx, or the " +
+		"model's context length when smaller). INFRA: infrastructure errors, never scored."
+	if r.promptBounds() || r.toolBounds() {
+		text += " ≥: a lower bound (a prompt was cut at the context)."
+	}
+	legend(b, md, text)
+
 	// Comparisons.
 	if len(r.Comparisons) > 0 {
-		t = &grid{head: []string{"ARM", "TASKS", "DIFF", "95% CI", "P", "+/-/=", "PAIRS", "ONLY B/A", "MCNEMAR P"},
+		t = &grid{head: []string{"ARM", "TASKS", "DIFF", "95% CI", "P", "+/-/=", "PAIRS", "ONLY B/A", "MCNEMAR"},
 			left: 1, flex: []int{0}}
 		inexact := false
 		for _, c := range r.Comparisons {
@@ -572,7 +775,7 @@ func (r *Report) writeText(b *bytes.Buffer, md bool) {
 					inexact = true
 				}
 				row = append(row, points(*c.MeanDiff)+"pp",
-					"["+points(c.MeanDiffCI[0])+", "+points(c.MeanDiffCI[1])+"]", p,
+					"["+wholePoints(c.MeanDiffCI[0])+", "+wholePoints(c.MeanDiffCI[1])+"]", p,
 					fmt.Sprintf("%d/%d/%d", c.Improved, c.Worsened, c.Ties))
 			}
 			row = append(row, strconv.Itoa(c.McNemar.Pairs), fmt.Sprintf("%d/%d", c.McNemar.OnlyBaseline, c.McNemar.OnlyArm),
@@ -584,7 +787,7 @@ func (r *Report) writeText(b *bytes.Buffer, md bool) {
 		t.write(b, md)
 		text := "DIFF: mean of the per-task pass-rate differences (arm - " + base + "), in percentage points, " +
 			"with its paired bootstrap 95% CI. P: sign-flip permutation test. +/-/=: tasks better, worse, tied. " +
-			"McNemar pairs attempts by task and index; ONLY B/A: pairs where only " + base + " or only the arm passed. " +
+			"MCNEMAR: the p of McNemar's exact test, which pairs attempts by task and index; ONLY B/A: pairs where only " + base + " or only the arm passed. " +
 			"A P below 0.05 is unlikely to be noise."
 		if inexact {
 			text += " ~: estimated from random sign flips."
@@ -597,8 +800,9 @@ func (r *Report) writeText(b *bytes.Buffer, md bool) {
 			if !okA || !okB || c.MeanDiff == nil {
 				continue
 			}
-			line := fmt.Sprintf("%s: its tools cost %d tokens a turn (%+d against %s) and move the pass rate by %spp (p %s).",
-				c.Arm, ta.Tokens, ta.Tokens-tb.Tokens, c.Baseline, points(*c.MeanDiff), pValue(*c.P))
+			// nbsp keeps "(p 1.000)" on one line when the sentence wraps.
+			line := fmt.Sprintf("%s: its tools cost %s tokens a turn (%s against %s) and move the pass rate by %spp (p%s%s).",
+				c.Arm, ta.Bound(), ta.Bound().Minus(tb.Bound()).Format(signedInt), c.Baseline, points(*c.MeanDiff), nbsp, pValue(*c.P))
 			if md {
 				b.WriteString("- ")
 			}
@@ -608,21 +812,14 @@ func (r *Report) writeText(b *bytes.Buffer, md bool) {
 	}
 
 	// Advantages.
-	var adv string
-	switch a := r.Advantage; {
-	case a.Stored == 0 && a.Missing == 0:
-		adv = "none (no finished attempt)"
-	case a.Stored == 0:
-		adv = fmt.Sprintf("not stored for the %d finished attempts (run not finished); bench export computes them", a.Missing)
-	case a.Missing == 0:
-		adv = fmt.Sprintf("%s, for all %d finished attempts", strings.Join(a.Methods, ", "), a.Stored)
-	default:
-		adv = fmt.Sprintf("%s, for %d of %d finished attempts", strings.Join(a.Methods, ", "), a.Stored, a.Stored+a.Missing)
-	}
+	adv := r.Advantage.Summary()
 	b.WriteString("\n")
 	lines := []string{"advantages: " + adv,
-		fmt.Sprintf("zero-variance groups: %d of %d (%s): they carry no training signal",
-			r.Total.ZeroVarianceGroups, r.Total.Groups, pct(r.Total.ZeroVarianceShare))}
+		fmt.Sprintf("zero-variance groups: %d of %s (%s): they carry no training signal",
+			r.Total.ZeroVarianceGroups, plural(r.Total.Groups, "group"), pct(r.Total.ZeroVarianceShare))}
+	if l := r.Total.Time.Line(); l != "" {
+		lines = append(lines, l)
+	}
 	for _, l := range lines {
 		if md {
 			b.WriteString("- ")
@@ -631,6 +828,77 @@ func (r *Report) writeText(b *bytes.Buffer, md bool) {
 		b.WriteString("\n")
 	}
 }
+
+// promptBounds reports whether some prompt-token figure is a lower bound.
+func (r *Report) promptBounds() bool { return r.Total.PromptTokensAtLeast }
+
+// toolBounds reports whether some arm's tool tokens are a lower bound.
+func (r *Report) toolBounds() bool {
+	for _, t := range r.ToolTokens {
+		if t.Truncated {
+			return true
+		}
+	}
+	return false
+}
+
+// toolsCover says what the TOOLS figures cover, " (builtin + issues)",
+// per arm when arms differ: their measured tool sets.
+func (r *Report) toolsCover() string {
+	if len(r.ToolTokens) == 0 {
+		return ""
+	}
+	byCover := map[string][]string{}
+	var covers []string
+	for _, t := range r.ToolTokens {
+		var names []string
+		for _, s := range t.Sets {
+			names = append(names, s.Name)
+		}
+		c := strings.Join(names, " + ")
+		if c == "" {
+			c = "none"
+		}
+		if _, ok := byCover[c]; !ok {
+			covers = append(covers, c)
+		}
+		byCover[c] = append(byCover[c], t.Arm)
+	}
+	if len(covers) == 1 {
+		return " (" + covers[0] + ")"
+	}
+	parts := make([]string, len(covers))
+	for i, c := range covers {
+		parts[i] = strings.Join(byCover[c], ", ") + ": " + c
+	}
+	return " (" + strings.Join(parts, "; ") + ")"
+}
+
+// taskServersNote says which servers no TOOLS figure includes: those
+// tasks attach themselves, paid on top by every request of those tasks.
+func (r *Report) taskServersNote() string {
+	if len(r.TaskServers) == 0 {
+		return ""
+	}
+	own := make([]string, len(r.TaskServers))
+	for i, ts := range r.TaskServers {
+		own[i] = ts.Task + " (" + strings.Join(ts.Servers, ", ") + ")"
+	}
+	return " Not included, and paid on top by those tasks' requests: the servers tasks attach themselves, " +
+		strings.Join(own, ", ") + "; bench overhead --task DIR measures them."
+}
+
+// plural writes n and the word, with an s unless n is 1.
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// nbsp joins two words that wrap must not separate; it is written as a
+// space.
+const nbsp = "\u00a0"
 
 func (r *Report) writeHeader(b *bytes.Buffer, md bool) {
 	h := r.Run
@@ -666,6 +934,10 @@ func (r *Report) writeHeader(b *bytes.Buffer, md bool) {
 		fmt.Sprintf("arms (%d) %s  tasks %d", len(h.Arms), strings.Join(h.Arms, ", "), len(h.Tasks)),
 		when,
 	}
+	lines = append(lines, h.IsolationNote())
+	if l := h.ExitStatusNote(); l != "" {
+		lines = append(lines, l)
+	}
 	if h.Shard != "" {
 		lines = append(lines, "shard "+h.Shard+" of the plan: its groups are partial and it has no advantages; "+
 			"bench merge puts the shards together for the run's report")
@@ -689,7 +961,7 @@ func section(b *bytes.Buffer, md bool, title string) {
 		fmt.Fprintf(b, "\n## %s\n\n", mdEscape(title))
 		return
 	}
-	fmt.Fprintf(b, "\n%s\n", title)
+	fmt.Fprintf(b, "\n%s\n", cutMiddle(title, TableWidth))
 }
 
 // legend explains the columns of the table above it.
@@ -725,8 +997,21 @@ func meanCells(m *Metrics) []string {
 	if m.Finished == 0 {
 		return []string{"-", "-", "-"}
 	}
-	return []string{fmt.Sprintf("%.1f", m.Turns.Mean), formatTokens(m.PromptTokens.Mean), formatTokens(m.CompletionTokens.Mean)}
+	return []string{fmt.Sprintf("%.1f", m.Turns.Mean), m.promptKind().FormatFloat(m.PromptTokens.Mean, formatTokens),
+		formatTokens(m.CompletionTokens.Mean)}
 }
+
+// promptKind says what the prompt tokens are: at least what they say
+// when a turn was cut (Ollama counts what it kept).
+func (m *Metrics) promptKind() bound.Kind {
+	if m.PromptTokensAtLeast {
+		return bound.AtLeast
+	}
+	return bound.Exact
+}
+
+// signedInt writes n with its sign: "+3", "-2", "0".
+func signedInt(n int) string { return fmt.Sprintf("%+d", n) }
 
 func wallCell(d Dist, ms float64) string {
 	if d.N == 0 {
@@ -757,13 +1042,20 @@ func ciCell(ci []float64) string {
 	return fmt.Sprintf("%.0f–%.0f%%", 100*ci[0], 100*ci[1])
 }
 
-// points formats a difference of proportions in percentage points.
-func points(v float64) string {
-	s := strconv.FormatFloat(100*v, 'f', 1, 64)
-	if s == "-0.0" {
-		s = "0.0"
+// points formats a difference of proportions in percentage points, to
+// one decimal, signed.
+func points(v float64) string { return signedPoints(v, 1) }
+
+// wholePoints formats a difference of proportions in whole percentage
+// points, signed: the ends of an interval.
+func wholePoints(v float64) string { return signedPoints(v, 0) }
+
+func signedPoints(v float64, prec int) string {
+	s := strconv.FormatFloat(100*v, 'f', prec, 64)
+	if strings.Trim(s, "-0.") == "" {
+		return strings.TrimPrefix(s, "-")
 	}
-	if v > 0 && s != "0.0" {
+	if v > 0 {
 		s = "+" + s
 	}
 	return s
@@ -780,11 +1072,15 @@ func pValue(p float64) string {
 // indenting continuation lines by two.
 func wrap(text string, width int) string {
 	if utf8.RuneCountInString(text) <= width {
-		return text
+		return strings.ReplaceAll(text, nbsp, " ")
 	}
 	var out strings.Builder
 	line := 0
-	for i, w := range strings.Fields(text) {
+	words := strings.FieldsFunc(text, func(r rune) bool { return r == ' ' || r == '\n' || r == '\t' })
+	for i, w := range words {
+		if utf8.RuneCountInString(w) > width-2 {
+			w = cutMiddle(w, width-2) // a word that no line holds
+		}
 		n := utf8.RuneCountInString(w)
 		switch {
 		case i == 0:
@@ -798,7 +1094,7 @@ func wrap(text string, width int) string {
 		out.WriteString(w)
 		line += n
 	}
-	return out.String()
+	return strings.ReplaceAll(out.String(), nbsp, " ")
 }
 
 var mdReplacer = strings.NewReplacer(`\`, `\\`, `|`, `\|`, `*`, `\*`, `_`, `\_`, "`", "\\`", "<", "&lt;", ">", "&gt;")
@@ -814,6 +1110,7 @@ type grid struct {
 	// flex lists the name columns that are cut, in this order, when the
 	// table is wider than TableWidth.
 	flex []int
+	// A row of one cell is a heading (see heading).
 }
 
 const (
@@ -828,6 +1125,9 @@ func (g *grid) write(b *bytes.Buffer, md bool) {
 	}
 	widths := make([]int, len(g.head))
 	for _, row := range append([][]string{g.head}, g.rows...) {
+		if g.heading(row) {
+			continue
+		}
 		for c, cell := range row {
 			widths[c] = max(widths[c], utf8.RuneCountInString(cell))
 		}
@@ -852,6 +1152,10 @@ func (g *grid) write(b *bytes.Buffer, md bool) {
 		total--
 	}
 	for _, row := range append([][]string{g.head}, g.rows...) {
+		if g.heading(row) {
+			b.WriteString(cutMiddle(row[0], TableWidth) + "\n")
+			continue
+		}
 		var line strings.Builder
 		for c, cell := range row {
 			if c > 0 {
@@ -870,6 +1174,10 @@ func (g *grid) write(b *bytes.Buffer, md bool) {
 		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
 	}
 }
+
+// heading reports whether a row is a heading over the rows below it (one
+// cell, written across the columns), not a row of cells.
+func (g *grid) heading(row []string) bool { return len(row) == 1 && len(g.head) > 1 }
 
 // cutMiddle shortens s to n runes by cutting out its middle, marked with
 // an ellipsis: names that differ only at the end stay apart.
@@ -922,7 +1230,8 @@ func (r *Report) writeCSV(b *bytes.Buffer) error {
 	}
 	head = append(head, "denials", "denials_per_attempt", "truncated_turns", "groups", "zero_variance_groups",
 		"zero_variance_share", "baseline", "compared_tasks", "mean_diff", "mean_diff_ci_lo", "mean_diff_ci_hi",
-		"p_sign_flip", "p_exact", "mcnemar_pairs", "mcnemar_only_baseline", "mcnemar_only_arm", "p_mcnemar", "tool_tokens")
+		"p_sign_flip", "p_exact", "mcnemar_pairs", "mcnemar_only_baseline", "mcnemar_only_arm", "p_mcnemar", "tool_tokens",
+		"test_ms_mean", "test_ms_p50", "isolation")
 	w := csv.NewWriter(b)
 	if err := w.Write(head); err != nil {
 		return fmt.Errorf("write report csv: %w", err)
@@ -985,6 +1294,13 @@ func (r *Report) writeCSV(b *bytes.Buffer) error {
 		} else {
 			rec = append(rec, "")
 		}
+		if m.TestMS.N == 0 {
+			rec = append(rec, "", "")
+		} else {
+			rec = append(rec, ftoa(m.TestMS.Mean), ftoa(m.TestMS.P50))
+		}
+		// Every row says it: a row read alone must not pass for isolated.
+		rec = append(rec, r.Run.Isolation)
 		if err := w.Write(rec); err != nil {
 			return fmt.Errorf("write report csv: %w", err)
 		}

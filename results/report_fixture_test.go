@@ -10,7 +10,9 @@ import (
 
 	"github.com/benchhq/bench/agent"
 	"github.com/benchhq/bench/evaluator"
+	"github.com/benchhq/bench/evaluator/testreport"
 	"github.com/benchhq/bench/results"
+	"github.com/benchhq/bench/tasks"
 	"github.com/ollama/ollama/api"
 )
 
@@ -112,6 +114,10 @@ func newFixture(t testing.TB) (*results.Store, *results.Run, string) {
 					a.Trajectory.Stop, a.Trajectory.Err = agent.StopInfraError, "model server: connection refused"
 				} else {
 					a.Reward = &r
+					// Hidden tests of 1.2 s, plus 0.1 s per attempt index, with
+					// a per-test report of two recorded tests, and the change
+					// that was scored.
+					a.Test = fixtureTest(r, idx)
 				}
 				if _, err := s.SaveAttempt(ctx, a); err != nil {
 					t.Fatal(err)
@@ -142,5 +148,25 @@ func storeAdvantages(t testing.TB, s *results.Store, runID string, m evaluator.M
 	}
 	if err := s.SetAdvantages(ctx, string(m), adv); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// fixtureTest is the hidden tests' result of a fixture attempt of reward r.
+func fixtureTest(r, idx int) *evaluator.TestResult {
+	second := testreport.Pass
+	failed := []string(nil)
+	if r == 0 {
+		second, failed = testreport.Fail, []string{"m.T.test_b"}
+	}
+	return &evaluator.TestResult{Command: "python3 -m unittest -v m", Passed: r == 1, ExitCode: 1 - r,
+		Basis: evaluator.BasisTests, Duration: 1200*time.Millisecond + time.Duration(idx)*100*time.Millisecond,
+		Cases:  []testreport.Case{{ID: "m.T.test_a", Outcome: testreport.Pass}, {ID: "m.T.test_b", Outcome: second, Message: "AssertionError"}},
+		Failed: failed,
+		Record: &tasks.Record{Report: tasks.ReportUnittest, FailToPass: []string{"m.T.test_b"}, PassToPass: []string{"m.T.test_a"}},
+		Change: &evaluator.Change{
+			Carried: []evaluator.FileChange{{Path: "m.py", Kind: "modified", Size: 42}},
+			LeftOut: []evaluator.LeftOut{{Path: ".cache/", Reason: tasks.LeftOutDotFile}},
+			Diff:    "--- a/m.py\n+++ b/m.py\n@@ -1 +1 @@\n-x = 1\n+x = 2\n",
+		},
 	}
 }

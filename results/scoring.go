@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/benchhq/bench/evaluator"
 	"github.com/benchhq/bench/evaluator/testreport"
 )
@@ -15,15 +13,12 @@ import (
 // saveTestResult writes an attempt's hidden-test result: the row of
 // test_results, one test_cases row per test (the recorded tests the report
 // left out as 'missing'), and what of the workspace was scored.
-func saveTestResult(ctx context.Context, tx *sqlx.Tx, id int64, tr *evaluator.TestResult) error {
+func saveTestResult(ctx context.Context, w *txWriter, id int64, tr *evaluator.TestResult) error {
 	var total, passed *int
 	if tr.Basis == evaluator.BasisTests {
 		n, p := len(tr.Cases), 0
 		if rec := tr.Record.Tests(); len(rec) > 0 {
-			n, p = len(rec), len(rec)-len(tr.Failed)
-			if tr.ReportError != "" {
-				p = 0
-			}
+			n, p = len(rec), max(len(rec)-len(tr.Failed), 0)
 		} else {
 			for _, c := range tr.Cases {
 				if c.Outcome == testreport.Pass {
@@ -37,11 +32,11 @@ func saveTestResult(ctx context.Context, tx *sqlx.Tx, id int64, tr *evaluator.Te
 	if basis == "" {
 		basis = evaluator.BasisExitStatus
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO test_results (attempt_id, command, exit_code, passed,
-		timed_out, output, duration_ms, basis, report_error, tests_total, tests_passed)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	if _, err := w.exec(ctx, `INSERT INTO test_results (attempt_id, command, exit_code, passed,
+		timed_out, output, duration_ms, basis, report_error, tests_total, tests_passed, ref_duration_ms)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		id, tr.Command, tr.ExitCode, tr.Passed, tr.TimedOut, tr.Output, millis(tr.Duration),
-		basis, tr.ReportError, total, passed); err != nil {
+		basis, tr.ReportError, total, passed, refMS(tr)); err != nil {
 		return fmt.Errorf("insert test result: %w", err)
 	}
 	type row struct {
@@ -77,7 +72,7 @@ func saveTestResult(ctx context.Context, tx *sqlx.Tx, id int64, tr *evaluator.Te
 		}
 		return 0
 	})
-	err := insertEach(ctx, tx, "test case", `INSERT INTO test_cases (attempt_id, idx, test, outcome, recorded,
+	err := insertEach(ctx, w, "test case", `INSERT INTO test_cases (attempt_id, idx, test, outcome, recorded,
 		duration_ms, message) VALUES (?, ?, ?, ?, ?, ?, ?)`, len(rows), func(i int) []any {
 		r := rows[i]
 		return []any{id, i, r.test, r.outcome, r.recorded, r.ms, r.message}
@@ -94,13 +89,22 @@ func saveTestResult(ctx context.Context, tx *sqlx.Tx, id int64, tr *evaluator.Te
 		if err != nil {
 			return fmt.Errorf("insert change: %w", err)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO attempt_changes (attempt_id, carried_json, diff, diff_cut,
+		if _, err := w.exec(ctx, `INSERT INTO attempt_changes (attempt_id, carried_json, diff, diff_cut,
 			left_out_json, left_out_more) VALUES (?, ?, ?, ?, ?, ?)`,
 			id, string(carried), c.Diff, c.DiffCut, string(left), c.LeftOutMore); err != nil {
 			return fmt.Errorf("insert change: %w", err)
 		}
 	}
 	return nil
+}
+
+// refMS is the reference solution's test time, for tests that timed out.
+func refMS(tr *evaluator.TestResult) *float64 {
+	if tr.RefDuration == 0 {
+		return nil
+	}
+	ms := millis(tr.RefDuration)
+	return &ms
 }
 
 func nonNil[T any](s []T) []T {

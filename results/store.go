@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/benchhq/bench/agent"
@@ -118,6 +119,12 @@ type Store struct {
 	// goroutines queue in Go rather than spin on SQLite's busy handler;
 	// other processes are kept out by SQLite's lock.
 	writeSem chan struct{}
+	// tempDir holds the migrated copy an older file is read through
+	// (OpenReadOnly); Close removes it.
+	tempDir string
+	// stmts are the write path's statements, prepared once (see prepared).
+	stmtMu sync.Mutex
+	stmts  map[string]*sql.Stmt
 }
 
 // Open opens the bench database at path, creating and initialising it if
@@ -126,7 +133,7 @@ type Store struct {
 // ErrNotBenchDatabase, and left untouched.
 func Open(ctx context.Context, path string) (*Store, error) {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		return nil, fmt.Errorf("open %s: is a directory, expected a database file", path)
+		return nil, &notBenchError{path: path, reason: "a directory, expected a database file"}
 	} else if _, err := os.Stat(filepath.Dir(path)); err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
@@ -142,11 +149,16 @@ func Open(ctx context.Context, path string) (*Store, error) {
 }
 
 // OpenReadOnly opens an existing bench database for reading only (reports,
-// exports). It neither creates nor migrates: the file must exist and be at
-// SchemaVersion. Write methods of a read-only Store fail.
+// exports). It never writes the file: one at an older schema version is
+// copied (VACUUM INTO, which reads only) to a temporary file that is
+// migrated and read instead, and removed by Close; one from a newer bench
+// is refused with an error matching ErrNewerSchema. Write methods of a
+// read-only Store fail.
 func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
-	if _, err := os.Stat(path); err != nil {
+	if fi, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
+	} else if fi.IsDir() {
+		return nil, &notBenchError{path: path, reason: "a directory, expected a database file"}
 	}
 	s, err := openDB(path, true)
 	if err != nil {
@@ -159,15 +171,68 @@ func OpenReadOnly(ctx context.Context, path string) (*Store, error) {
 			err = &notBenchError{path: path, reason: why}
 		case st.fresh():
 			err = &notBenchError{path: path, reason: "empty file"}
-		case st.version != SchemaVersion:
-			err = fmt.Errorf("open %s read-only: schema version %d, this bench reads version %d (open it for writing once to migrate)", path, st.version, SchemaVersion)
+		case st.version > SchemaVersion:
+			err = &newerSchemaError{path: path, version: st.version}
+		case st.version < SchemaVersion:
+			var old *Store
+			old, s = s, nil
+			s, err = old.migratedCopy(ctx, st.version)
+			old.db.Close()
 		}
 	}
 	if err != nil {
-		s.db.Close()
+		if s != nil {
+			s.db.Close()
+		}
 		return nil, err
 	}
 	return s, nil
+}
+
+// ErrNewerSchema is matched (errors.Is) by the error for a database
+// written by a newer bench, at a schema version this one does not know.
+// Such a file is never modified.
+var ErrNewerSchema = errors.New("schema newer than this bench")
+
+type newerSchemaError struct {
+	path    string
+	version int
+}
+
+func (e *newerSchemaError) Error() string {
+	return fmt.Sprintf("open %s: schema version %d is newer than this bench supports (%d): use a newer bench", e.path, e.version, SchemaVersion)
+}
+
+func (e *newerSchemaError) Unwrap() error { return ErrNewerSchema }
+
+// migratedCopy copies the database, at schema version from, to a fresh
+// temporary file (VACUUM INTO reads the source only), migrates the copy to
+// SchemaVersion with the same migrations Open applies, and returns a
+// read-only Store on it. Messages still name the original file; Close
+// removes the copy.
+func (s *Store) migratedCopy(ctx context.Context, from int) (*Store, error) {
+	dir, err := os.MkdirTemp("", "bench-read-")
+	if err != nil {
+		return nil, fmt.Errorf("open %s (schema version %d): temporary copy: %w", s.path, from, err)
+	}
+	copyPath := filepath.Join(dir, "copy.db")
+	fail := func(what string, err error) (*Store, error) {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("open %s (schema version %d, read through a migrated copy): %s: %w", s.path, from, what, err)
+	}
+	if _, err := s.db.ExecContext(ctx, `VACUUM INTO ?`, copyPath); err != nil {
+		return fail("copy", err)
+	}
+	c, err := openDB(copyPath, false)
+	if err != nil {
+		return fail("open the copy", err)
+	}
+	if err := c.migrate(ctx); err != nil {
+		c.db.Close()
+		return fail("migrate the copy", err)
+	}
+	c.path, c.readOnly, c.tempDir = s.path, true, dir
+	return c, nil
 }
 
 // openDB prepares the connection pool; nothing touches the file until the
@@ -209,7 +274,7 @@ func (s *Store) init(ctx context.Context) error {
 		return &notBenchError{path: s.path, reason: why}
 	}
 	if st.version > SchemaVersion {
-		return fmt.Errorf("open %s: schema version %d is newer than this bench supports (%d): use a newer bench", s.path, st.version, SchemaVersion)
+		return &newerSchemaError{path: s.path, version: st.version}
 	}
 	if err := s.setWAL(ctx); err != nil {
 		return err
@@ -272,9 +337,20 @@ func isBusy(err error) bool {
 	return code == sqliteBusy || code == sqliteLocked
 }
 
-// Close closes the database.
+// Close closes the database (and removes the migrated copy an older file
+// was read through).
 func (s *Store) Close() error {
-	if err := s.db.Close(); err != nil {
+	s.stmtMu.Lock()
+	for _, st := range s.stmts {
+		st.Close()
+	}
+	s.stmts = nil
+	s.stmtMu.Unlock()
+	err := s.db.Close()
+	if s.tempDir != "" {
+		os.RemoveAll(s.tempDir)
+	}
+	if err != nil {
 		return fmt.Errorf("close %s: %w", s.path, err)
 	}
 	return nil
@@ -478,54 +554,192 @@ func (s *Store) FinishRun(ctx context.Context, id, status string) error {
 // finished is kept and ErrAttemptExists returned. The run, its arm and its
 // task must have been created by CreateRun.
 func (s *Store) SaveAttempt(ctx context.Context, a *Attempt) (int64, error) {
-	id, err := s.saveAttempt(ctx, a)
+	ids, err := s.SaveAttempts(ctx, []*Attempt{a})
 	if err != nil {
-		return 0, fmt.Errorf("save attempt %s of run %q in %s: %w", a.Key, a.RunID, s.path, err)
-	}
-	return id, nil
-}
-
-func (s *Store) saveAttempt(ctx context.Context, a *Attempt) (int64, error) {
-	if err := validateAttempt(a); err != nil {
 		return 0, err
 	}
-	row, err := newAttemptRows(a)
+	return ids[0], nil
+}
+
+// SaveAttempts stores attempts as SaveAttempt does, all of them in one
+// transaction: all are stored, or none. It returns their row ids, in
+// order. Many attempts at once cost much less than one at a time (one
+// commit, each statement prepared once): the runner saves the attempts
+// that finished together, generators of large databases save thousands.
+func (s *Store) SaveAttempts(ctx context.Context, as []*Attempt) ([]int64, error) {
+	rows := make([]*attemptRows, len(as))
+	for i, a := range as {
+		var err error
+		if err = validateAttempt(a); err == nil {
+			rows[i], err = newAttemptRows(a)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("save attempt %s of run %q in %s: %w", a.Key, a.RunID, s.path, err)
+		}
+	}
+	ids := make([]int64, len(as))
+	var failed *Attempt // the attempt whose write failed, if one did
+	err := s.write(ctx, func(tx *sqlx.Tx) error {
+		w := newTxWriter(s, tx)
+		for i, a := range as {
+			id, err := w.save(ctx, a, rows[i])
+			if err != nil {
+				failed = a
+				return err
+			}
+			ids[i] = id
+		}
+		return nil
+	})
+	switch {
+	case err == nil:
+		return ids, nil
+	case failed != nil:
+		return nil, fmt.Errorf("save attempt %s of run %q in %s: %w", failed.Key, failed.RunID, s.path, err)
+	case len(as) == 1:
+		return nil, fmt.Errorf("save attempt %s of run %q in %s: %w", as[0].Key, as[0].RunID, s.path, err)
+	}
+	return nil, fmt.Errorf("save %d attempts (%s...) of run %q in %s: %w", len(as), as[0].Key, as[0].RunID, s.path, err)
+}
+
+// txWriter writes in one transaction, each statement prepared once.
+type txWriter struct {
+	s     *Store
+	tx    *sqlx.Tx
+	stmts map[string]*sql.Stmt // this transaction's statements, by query
+	lists map[string]int64     // tool lists found or added, by JSON
+}
+
+func newTxWriter(s *Store, tx *sqlx.Tx) *txWriter {
+	return &txWriter{s: s, tx: tx, stmts: map[string]*sql.Stmt{}, lists: map[string]int64{}}
+}
+
+// stmt returns query prepared for the transaction: the Store's statement
+// of that query (prepared once per connection) made the transaction's.
+func (w *txWriter) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
+	if st, ok := w.stmts[query]; ok {
+		return st, nil
+	}
+	shared, err := w.s.prepared(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	st := w.tx.StmtContext(ctx, shared)
+	w.stmts[query] = st
+	return st, nil
+}
+
+// exec runs query in the transaction.
+func (w *txWriter) exec(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	st, err := w.stmt(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+// prepared returns the Store's prepared statement of query, preparing it
+// the first time.
+func (s *Store) prepared(ctx context.Context, query string) (*sql.Stmt, error) {
+	s.stmtMu.Lock()
+	defer s.stmtMu.Unlock()
+	if st, ok := s.stmts[query]; ok {
+		return st, nil
+	}
+	st, err := s.db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, fmt.Errorf("prepare %q: %w", firstWords(query), err)
+	}
+	if s.stmts == nil {
+		s.stmts = map[string]*sql.Stmt{}
+	}
+	s.stmts[query] = st
+	return st, nil
+}
+
+// firstWords is the start of a query, for errors.
+func firstWords(q string) string {
+	f := strings.Fields(q)
+	return strings.Join(f[:min(len(f), 4)], " ")
+}
+
+// The statements of the attempt write path.
+const (
+	qPrevAttempt = `SELECT id, status, tries FROM attempts
+		WHERE run_id = ? AND arm = ? AND task_id = ? AND idx = ?`
+	qDeleteAttempt = `DELETE FROM attempts WHERE id = ?`
+	qToolList      = `SELECT id FROM tool_lists WHERE tools_json = ?`
+	qAddToolList   = `INSERT INTO tool_lists (tools_json) VALUES (?)`
+	qAttempt       = `INSERT INTO attempts (run_id, arm, task_id, idx, seed, status,
+		stop_reason, reward, turns, tool_calls, prompt_tokens, completion_tokens, wall_ms,
+		started_at, finished_at, tries, error, tool_list_id, denials, truncated_turns,
+		model_ms, tool_ms, test_ms, harness_ms)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	qTurn = `INSERT INTO turns (attempt_id, idx, prompt_tokens, completion_tokens,
+		total_ns, load_ns, prompt_eval_ns, eval_ns, wall_ms, done_reason, tool_calls, truncated, endpoint)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	qMessage = `INSERT INTO messages (attempt_id, idx, role, content, thinking,
+		tool_calls_json, tool_name, tool_call_id, tool_call_idx) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	qToolCall = `INSERT INTO tool_calls (attempt_id, idx, turn_idx, tool, origin,
+		class, decision, rule, approver, arguments_json, result, is_error, error_kind, duration_ms)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	qServer = `INSERT INTO attempt_servers (attempt_id, idx, name, protocol_version,
+		server_name, server_version, stderr, catalog_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+)
+
+// save writes one attempt, replacing an earlier try of its key.
+func (w *txWriter) save(ctx context.Context, a *Attempt, row *attemptRows) (int64, error) {
+	st, err := w.stmt(ctx, qPrevAttempt)
+	if err != nil {
+		return 0, err
+	}
+	var prev struct {
+		id     int64
+		status string
+		tries  int
+	}
+	err = st.QueryRowContext(ctx, a.RunID, a.Key.Arm, a.Key.Task, a.Key.Index).Scan(&prev.id, &prev.status, &prev.tries)
+	tries := row.tries
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		if err := checkPlanned(ctx, w.tx, a.RunID, a.Key.Arm, a.Key.Task); err != nil {
+			return 0, err
+		}
+	case err != nil:
+		return 0, fmt.Errorf("look up earlier attempt: %w", err)
+	case prev.status == string(StatusFinished):
+		return 0, ErrAttemptExists
+	default:
+		// A retry: the earlier try's children go with it (ON DELETE CASCADE).
+		if _, err := w.exec(ctx, qDeleteAttempt, prev.id); err != nil {
+			return 0, fmt.Errorf("delete earlier %s attempt: %w", prev.status, err)
+		}
+		tries += prev.tries
+	}
+	return row.insert(ctx, w, a, tries)
+}
+
+// toolList returns the id of a tool list, adding it the first time.
+func (w *txWriter) toolList(ctx context.Context, tools string) (int64, error) {
+	if id, ok := w.lists[tools]; ok {
+		return id, nil
+	}
+	st, err := w.stmt(ctx, qToolList)
 	if err != nil {
 		return 0, err
 	}
 	var id int64
-	err = s.write(ctx, func(tx *sqlx.Tx) error {
-		var prev struct {
-			ID     int64  `db:"id"`
-			Status string `db:"status"`
-			Tries  int    `db:"tries"`
+	err = st.QueryRowContext(ctx, tools).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		var res sql.Result
+		if res, err = w.exec(ctx, qAddToolList, tools); err == nil {
+			id, err = res.LastInsertId()
 		}
-		err := tx.GetContext(ctx, &prev, `SELECT id, status, tries FROM attempts
-			WHERE run_id = ? AND arm = ? AND task_id = ? AND idx = ?`,
-			a.RunID, a.Key.Arm, a.Key.Task, a.Key.Index)
-		tries := row.tries
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			if err := checkPlanned(ctx, tx, a.RunID, a.Key.Arm, a.Key.Task); err != nil {
-				return err
-			}
-		case err != nil:
-			return fmt.Errorf("look up earlier attempt: %w", err)
-		case prev.Status == string(StatusFinished):
-			return ErrAttemptExists
-		default:
-			// A retry: the earlier try's children go with it (ON DELETE CASCADE).
-			if _, err := tx.ExecContext(ctx, `DELETE FROM attempts WHERE id = ?`, prev.ID); err != nil {
-				return fmt.Errorf("delete earlier %s attempt: %w", prev.Status, err)
-			}
-			tries += prev.Tries
-		}
-		id, err = row.insert(ctx, tx, a, tries)
-		return err
-	})
-	if err != nil {
-		return 0, err
 	}
+	if err != nil {
+		return 0, fmt.Errorf("store tool list: %w", err)
+	}
+	w.lists[tools] = id
 	return id, nil
 }
 
@@ -595,7 +809,10 @@ type attemptRows struct {
 	compl     int
 	wallMS    float64
 	tries     int
+	denials   int
+	truncated int
 	msgCalls  []sql.NullString // tool_calls_json per message
+	msgCall   []sql.NullInt64  // tool_call_idx per message: the call whose result is its text
 	args      []string         // arguments_json per tool call
 	traj      *agent.Trajectory
 }
@@ -616,7 +833,13 @@ func newAttemptRows(a *Attempt) (*attemptRows, error) {
 	if r.errText == "" {
 		r.errText = t.Err
 	}
-	if t.Tools != nil {
+	switch {
+	case t.ToolsJSON != nil:
+		if !json.Valid(t.ToolsJSON) {
+			return nil, errors.New("encode tools: ToolsJSON is not JSON")
+		}
+		r.toolsJSON = string(t.ToolsJSON)
+	case t.Tools != nil:
 		b, err := json.Marshal(t.Tools)
 		if err != nil {
 			return nil, fmt.Errorf("encode tools: %w", err)
@@ -625,9 +848,18 @@ func newAttemptRows(a *Attempt) (*attemptRows, error) {
 	}
 	r.turns, r.calls = len(t.Turns), len(t.Calls)
 	r.prompt, r.compl = t.PromptTokens(), t.CompletionTokens()
+	r.truncated = t.TruncatedTurns()
 	r.wallMS = millis(t.Wall)
 	r.msgCalls = make([]sql.NullString, len(t.Messages))
+	r.msgCall = make([]sql.NullInt64, len(t.Messages))
+	k := 0 // the k-th tool message answers the k-th call
 	for i, m := range t.Messages {
+		if m.Role == "tool" {
+			if k < len(t.Calls) && t.Calls[k].Result == m.Content {
+				r.msgCall[i] = sql.NullInt64{Int64: int64(t.Calls[k].Index), Valid: true}
+			}
+			k++
+		}
 		if len(m.ToolCalls) == 0 {
 			continue
 		}
@@ -640,6 +872,9 @@ func newAttemptRows(a *Attempt) (*attemptRows, error) {
 	r.args = make([]string, len(t.Calls))
 	for i, c := range t.Calls {
 		r.args[i] = argumentsJSON(c.Arguments)
+		if c.Decision == agent.Deny {
+			r.denials++
+		}
 	}
 	return r, nil
 }
@@ -658,15 +893,20 @@ func argumentsJSON(args string) string {
 	return string(b)
 }
 
-// insert writes the attempt row and its children.
-func (r *attemptRows) insert(ctx context.Context, tx *sqlx.Tx, a *Attempt, tries int) (int64, error) {
-	res, err := tx.ExecContext(ctx, `INSERT INTO attempts (run_id, arm, task_id, idx, seed, status,
-		stop_reason, reward, turns, tool_calls, prompt_tokens, completion_tokens, wall_ms,
-		started_at, finished_at, tries, error, tools_json)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+// insert writes the attempt row and its children. A tool message whose
+// text is its call's result is stored with content ” and the call's
+// index: the text is stored once, in tool_calls.result.
+func (r *attemptRows) insert(ctx context.Context, w *txWriter, a *Attempt, tries int) (int64, error) {
+	times := a.Times()
+	list, err := w.toolList(ctx, r.toolsJSON)
+	if err != nil {
+		return 0, err
+	}
+	res, err := w.exec(ctx, qAttempt,
 		a.RunID, a.Key.Arm, a.Key.Task, a.Key.Index, a.Seed, string(a.Status),
 		r.stop, a.Reward, r.turns, r.calls, r.prompt, r.compl, r.wallMS,
-		formatTime(a.StartedAt), formatTime(a.FinishedAt), tries, r.errText, r.toolsJSON)
+		formatTime(a.StartedAt), formatTime(a.FinishedAt), tries, r.errText, list, r.denials, r.truncated,
+		millis(times.Model), millis(times.Tools), millis(times.Tests), millis(times.Harness))
 	if err != nil {
 		return 0, fmt.Errorf("insert attempt: %w", err)
 	}
@@ -675,9 +915,7 @@ func (r *attemptRows) insert(ctx context.Context, tx *sqlx.Tx, a *Attempt, tries
 		return 0, fmt.Errorf("insert attempt: %w", err)
 	}
 	if t := r.traj; t != nil {
-		err := insertEach(ctx, tx, "turn", `INSERT INTO turns (attempt_id, idx, prompt_tokens, completion_tokens,
-			total_ns, load_ns, prompt_eval_ns, eval_ns, wall_ms, done_reason, tool_calls, truncated, endpoint)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, len(t.Turns), func(i int) []any {
+		err := insertEach(ctx, w, "turn", qTurn, len(t.Turns), func(i int) []any {
 			u := t.Turns[i]
 			return []any{id, u.Index, u.PromptTokens, u.CompletionTokens, u.TotalDuration.Nanoseconds(),
 				u.LoadDuration.Nanoseconds(), u.PromptDuration.Nanoseconds(), u.EvalDuration.Nanoseconds(),
@@ -686,17 +924,18 @@ func (r *attemptRows) insert(ctx context.Context, tx *sqlx.Tx, a *Attempt, tries
 		if err != nil {
 			return 0, err
 		}
-		err = insertEach(ctx, tx, "message", `INSERT INTO messages (attempt_id, idx, role, content, thinking,
-			tool_calls_json, tool_name, tool_call_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, len(t.Messages), func(i int) []any {
+		err = insertEach(ctx, w, "message", qMessage, len(t.Messages), func(i int) []any {
 			m := t.Messages[i]
-			return []any{id, i, m.Role, m.Content, m.Thinking, r.msgCalls[i], m.ToolName, m.ToolCallID}
+			content := m.Content
+			if r.msgCall[i].Valid {
+				content = ""
+			}
+			return []any{id, i, m.Role, content, m.Thinking, r.msgCalls[i], m.ToolName, m.ToolCallID, r.msgCall[i]}
 		})
 		if err != nil {
 			return 0, err
 		}
-		err = insertEach(ctx, tx, "tool call", `INSERT INTO tool_calls (attempt_id, idx, turn_idx, tool, origin,
-			class, decision, rule, approver, arguments_json, result, is_error, error_kind, duration_ms)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, len(t.Calls), func(i int) []any {
+		err = insertEach(ctx, w, "tool call", qToolCall, len(t.Calls), func(i int) []any {
 			c := t.Calls[i]
 			return []any{id, c.Index, c.Turn, c.Tool, c.Origin, string(c.Class), string(c.Decision), c.Rule,
 				c.Approver, r.args[i], c.Result, c.IsError, c.ErrorKind, millis(c.Duration)}
@@ -706,12 +945,11 @@ func (r *attemptRows) insert(ctx context.Context, tx *sqlx.Tx, a *Attempt, tries
 		}
 	}
 	if tr := a.Test; tr != nil {
-		if err := saveTestResult(ctx, tx, id, tr); err != nil {
+		if err := saveTestResult(ctx, w, id, tr); err != nil {
 			return 0, err
 		}
 	}
-	err = insertEach(ctx, tx, "server log", `INSERT INTO attempt_servers (attempt_id, idx, name, protocol_version,
-		server_name, server_version, stderr, catalog_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, len(a.Servers), func(i int) []any {
+	err = insertEach(ctx, w, "server log", qServer, len(a.Servers), func(i int) []any {
 		v := a.Servers[i]
 		catalog := v.Catalog
 		if catalog == "" {
@@ -725,16 +963,15 @@ func (r *attemptRows) insert(ctx context.Context, tx *sqlx.Tx, a *Attempt, tries
 	return id, nil
 }
 
-// insertEach runs one prepared insert n times with args(i).
-func insertEach(ctx context.Context, tx *sqlx.Tx, what, query string, n int, args func(i int) []any) error {
+// insertEach runs one insert n times with args(i).
+func insertEach(ctx context.Context, w *txWriter, what, query string, n int, args func(i int) []any) error {
 	if n == 0 {
 		return nil
 	}
-	stmt, err := tx.PrepareContext(ctx, query)
+	stmt, err := w.stmt(ctx, query)
 	if err != nil {
 		return fmt.Errorf("prepare %s insert: %w", what, err)
 	}
-	defer stmt.Close()
 	for i := range n {
 		if _, err := stmt.ExecContext(ctx, args(i)...); err != nil {
 			return fmt.Errorf("insert %s %d: %w", what, i, err)

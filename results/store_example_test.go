@@ -112,22 +112,37 @@ func Example() {
 	// options num_ctx=8192 temperature=0.7
 	// arms (1) baseline  tasks 1
 	// created 2025-03-01 12:00 UTC
+	// isolation not recorded (a run stored before bench 0.2): its rewards were scored
+	//   in the agent's own workspace
+	// rewards rest on the exit status alone for 1 task: recipe-trailing-dot (no
+	//   per-test report)
 	//
 	// Per task
-	// ARM       TASK                 PASS  P@1   P@2  P^2  TURNS  PROMPT  COMPL  WALL50  WALL90  INFRA
-	// baseline  recipe-trailing-dot   1/2  50%  100%   0%    1.0     812     40    2.0s    2.0s      0
-	// PASS: passed/finished attempts. P@k: pass@k (unbiased estimate); P^k: pass^k (all k pass). TURNS,
-	//   PROMPT, COMPL (tokens over all turns): means per finished attempt. WALL50, WALL90: agent wall time
-	//   percentiles. INFRA: infrastructure errors, never scored.
+	// TASK                   PASS  TURNS  PROMPT  COMPL  WALL50  TEST50  INFRA
+	// arm baseline
+	//   recipe-trailing-dot   1/2    1.0     812     40    2.0s    0.0s      0
+	// PASS: passed/finished attempts (a task's pass@1; pass@G and pass^G follow from
+	//   it). TURNS, PROMPT, COMPL (tokens over all turns): means per finished attempt.
+	//   WALL50: median wall time of the agent (its turns and tools); TEST50: median
+	//   time of the hidden tests. INFRA: infrastructure errors, never scored.
 	//
 	// Per arm
-	// ARM       PASS  RATE  95% CI   P@2  P^2  TURNS  PROMPT  COMPL  TOOLS  DENY  CUT  INFRA  0-VAR
-	// baseline   1/2   50%   9–91%  100%   0%    1.0     812     40      -  0.00    0      0     0%
-	// RATE: passed/finished, with its 95% Wilson interval. P@k, P^k: means over tasks. TOOLS: prompt
-	//   tokens the arm's tool definitions add to every request (measured at the start of the run). DENY:
-	//   tool calls denied by policy per attempt. CUT: turns cut at num_ctx. 0-VAR: groups whose rewards
-	//   are all equal (advantage 0, no training signal).
+	// ARM       PASS  RATE  95% CI   P@2  P^2  0-VAR
+	// baseline   1/2   50%   9–91%  100%   0%     0%
+	// RATE: passed/finished, with its 95% Wilson interval. P@k, P^k: means over tasks.
+	//   0-VAR: groups whose rewards are all equal (advantage 0, no training signal).
+	//
+	// Per arm, cost
+	// ARM       TURNS  PROMPT  COMPL  TOOLS  DENY  CUT  INFRA
+	// baseline    1.0     812     40      -  0.00    0      0
+	// TURNS, PROMPT, COMPL: means per finished attempt. TOOLS: prompt tokens that the
+	//   arm's tools add to every request, measured at the start of the run. DENY: tool
+	//   calls denied by policy per attempt. CUT: turns cut at the context (num_ctx, or
+	//   the model's context length when smaller). INFRA: infrastructure errors, never
+	//   scored.
 	//
 	// advantages: grpo, for all 2 finished attempts
-	// zero-variance groups: 0 of 1 (0%): they carry no training signal
+	// zero-variance groups: 0 of 1 group (0%): they carry no training signal
+	// time: model 0% (0s), tools 0% (0s), hidden tests 0% (0s), harness 100% (6s): the
+	//   harness dominated (100%)
 }

@@ -195,8 +195,8 @@ func TestOpenInitialisesAndIsIdempotent(t *testing.T) {
 		if err := db.QueryRow("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").Scan(&tables); err != nil {
 			t.Fatal(err)
 		}
-		if appID != ApplicationID || version != SchemaVersion || mode != "wal" || tables != 13 {
-			t.Errorf("%s: application_id %#x, user_version %d, journal_mode %s, %d tables; want %#x, %d, wal, 13",
+		if appID != ApplicationID || version != SchemaVersion || mode != "wal" || tables != 14 {
+			t.Errorf("%s: application_id %#x, user_version %d, journal_mode %s, %d tables; want %#x, %d, wal, 14",
 				filepath.Base(path), appID, version, mode, tables, ApplicationID, SchemaVersion)
 		}
 	}
@@ -434,9 +434,9 @@ func TestSaveAttemptRoundTrip(t *testing.T) {
 		reward                                                            sql.NullInt64
 		adv                                                               sql.NullFloat64
 	}
-	err = db.QueryRow(`SELECT run_id, arm, task_id, idx, seed, status, stop_reason, reward, advantage, turns,
-		tool_calls, prompt_tokens, completion_tokens, wall_ms, started_at, finished_at, tries, error, tools_json
-		FROM attempts WHERE id = ?`, id).Scan(&row.runID, &row.arm, &row.task, &row.idx, &row.seed, &row.status,
+	err = db.QueryRow(`SELECT run_id, arm, task_id, a.idx, seed, status, stop_reason, reward, advantage, turns,
+		tool_calls, prompt_tokens, completion_tokens, wall_ms, started_at, finished_at, tries, error, l.tools_json
+		FROM attempts a JOIN tool_lists l ON l.id = a.tool_list_id WHERE a.id = ?`, id).Scan(&row.runID, &row.arm, &row.task, &row.idx, &row.seed, &row.status,
 		&row.stop, &row.reward, &row.adv, &row.turns, &row.calls, &row.prompt, &row.compl, &row.wall,
 		&row.started, &row.finished, &row.tries, &row.errText, &row.tools)
 	if err != nil {
@@ -477,9 +477,11 @@ func TestSaveAttemptRoundTrip(t *testing.T) {
 		t.Errorf("turns:\n got %q\nwant %q", turns, wantTurns)
 	}
 
+	// Read as people read it: the conversation view, with each tool
+	// message's text.
 	var msgs []string
 	rows, err = db.Query(`SELECT idx, role, content, thinking, coalesce(tool_calls_json, 'NULL'), tool_name, tool_call_id
-		FROM messages WHERE attempt_id = ? ORDER BY idx`, id)
+		FROM conversation WHERE attempt_id = ? ORDER BY idx`, id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -502,6 +504,24 @@ func TestSaveAttemptRoundTrip(t *testing.T) {
 	}
 	if !reflect.DeepEqual(msgs, wantMsgs) {
 		t.Errorf("messages:\n got %q\nwant %q", msgs, wantMsgs)
+	}
+	// Stored once: the tool messages' text is their calls' results.
+	var stored []string
+	rows, err = db.Query(`SELECT idx, content, coalesce(tool_call_idx, 'NULL') FROM messages
+		WHERE attempt_id = ? AND role = 'tool' ORDER BY idx`, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var idx int
+		var content, call string
+		if err := rows.Scan(&idx, &content, &call); err != nil {
+			t.Fatal(err)
+		}
+		stored = append(stored, fmt.Sprintf("%d|%s|%s", idx, content, call))
+	}
+	if want := []string{"3||0", "5||1"}; !reflect.DeepEqual(stored, want) {
+		t.Errorf("tool messages stored as %q, want %q (text in tool_calls.result)", stored, want)
 	}
 
 	var calls []string
@@ -869,5 +889,32 @@ func TestArgumentsJSON(t *testing.T) {
 		if got := argumentsJSON(tt.in); got != tt.want {
 			t.Errorf("argumentsJSON(%q) = %q, want %q", tt.in, got, tt.want)
 		}
+	}
+}
+
+// BenchmarkSaveAttempts stores attempts 64 to a transaction, as the
+// runner's saver does when attempts finish together and as scripts/gendb
+// does: ns/op is per attempt.
+func BenchmarkSaveAttempts(b *testing.B) {
+	ctx := context.Background()
+	s, _ := openTemp(b)
+	r := createRun(b, s)
+	const batch = 64
+	var pending []*Attempt
+	i := 0
+	for b.Loop() {
+		a := finishedAttempt(r.ID, AttemptKey{Arm: "baseline", Task: "csv-sum", Index: i}, 1)
+		a.Trajectory = trajectory(5, 5)
+		i++
+		pending = append(pending, a)
+		if len(pending) == batch {
+			if _, err := s.SaveAttempts(ctx, pending); err != nil {
+				b.Fatal(err)
+			}
+			pending = pending[:0]
+		}
+	}
+	if _, err := s.SaveAttempts(ctx, pending); err != nil && len(pending) > 0 {
+		b.Fatal(err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/benchhq/bench/agent"
+	"github.com/benchhq/bench/environment"
 	"github.com/benchhq/bench/evaluator"
 	"github.com/benchhq/bench/results"
 	"github.com/benchhq/bench/sandbox"
@@ -37,7 +38,7 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 	if plan.KeepWorkspaces {
 		r.logf("attempt %s/%s#%d: workspace kept in %s", j.Arm.Name, j.Task.ID, j.Index, dir)
 	} else {
-		defer os.RemoveAll(dir)
+		defer r.removeLater(dir)
 	}
 	wsDir := filepath.Join(dir, "workspace")
 	if err := os.Mkdir(wsDir, 0o755); err != nil {
@@ -54,8 +55,18 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 	if err != nil {
 		return nil, fmt.Errorf("arm %s: %w", j.Arm.Name, err)
 	}
+	// HOME: a private view of the task's prepared environment, its warm
+	// caches included.
+	env := r.envs[j.Task.Dir]
 	home := filepath.Join(dir, "home")
-	if err := os.Mkdir(home, 0o700); err != nil {
+	if env != nil {
+		view, release, err := env.HomeView()
+		if err != nil {
+			return nil, fmt.Errorf("attempt %s/%s#%d: %w", j.Arm.Name, j.Task.ID, j.Index, err)
+		}
+		defer release()
+		home = view
+	} else if err := os.Mkdir(home, 0o700); err != nil {
 		return nil, fmt.Errorf("attempt %s/%s#%d: %w", j.Arm.Name, j.Task.ID, j.Index, err)
 	}
 	// Every process of the attempt (its commands, its sandboxed servers)
@@ -105,6 +116,7 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 		WallTime:  wall,
 
 		RequestTimeout: plan.RequestTimeout,
+		ContextLength:  r.modelCtx,
 	})
 	// Servers go down, and every process of the attempt is ended, before
 	// anything is scored: nothing of the agent's world keeps running, or
@@ -117,8 +129,7 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 		return a, nil
 	}
 	if n := tr.TruncatedTurns(); n > 0 {
-		numCtx, _ := agent.NumCtx(opts) // the loop read it: it is valid
-		r.logf("warning: attempt %s/%s#%d: %d of %d turns outgrew num_ctx %d (Ollama cut the prompt silently); raise --num-ctx", j.Arm.Name, j.Task.ID, j.Index, n, len(tr.Turns), numCtx)
+		r.logf("warning: attempt %s/%s#%d: %d of %d turns outgrew the context (%s; Ollama cut the prompt silently)", j.Arm.Name, j.Task.ID, j.Index, n, len(tr.Turns), r.contextText(plan))
 	}
 	a.Trajectory = tr
 	a.FinishedAt = time.Now().UTC()
@@ -133,9 +144,25 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 	// The hidden tests run on the agent's result, in a scoring folder of
 	// their own, as a fresh sandbox user without network.
 	scorer := &evaluator.Scorer{Sandbox: r.Sandbox, Spec: testSpec(spec), TempDir: r.TempDir}
-	res, err := scorer.Score(context.WithoutCancel(ctx), j.Task, wsDir)
-	if err != nil {
+	if env != nil {
+		scorer.Home = func(context.Context, *tasks.Task) (string, func(), error) { return env.ScoringView() }
+	}
+	res, err := scorer.Score(ctx, j.Task, wsDir)
+	switch {
+	case ctx.Err() != nil:
+		// Stopped while scoring: not scored, run again on resume.
+		a.Status, a.Error = results.StatusCanceled, "interrupted while the hidden tests ran"
+		return a, nil
+	case err != nil:
 		return nil, fmt.Errorf("attempt %s/%s#%d: hidden tests: %w", j.Arm.Name, j.Task.ID, j.Index, err)
+	}
+	if res.TimedOut {
+		if why := r.timeoutIsTheMachines(ctx, scorer, j.Task, env, res); why != "" {
+			a.Test = res
+			a.Status, a.Error = results.StatusInfraError, why
+			a.FinishedAt = time.Now().UTC()
+			return a, nil
+		}
 	}
 	reward := res.Reward()
 	a.Test = res
@@ -143,6 +170,39 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 	a.Status = results.StatusFinished
 	a.FinishedAt = time.Now().UTC()
 	return a, nil
+}
+
+// timeoutIsTheMachines decides whether hidden tests that timed out say
+// something about the agent: not when the reference solution's tests,
+// run now in the same prepared environment, time out too (the machine is
+// overloaded), nor when there is no prepared environment to compare with.
+// It returns why the timeout is an infrastructure failure, or "". The
+// reference's time is kept in res.RefDuration.
+func (r *Runner) timeoutIsTheMachines(ctx context.Context, scorer *evaluator.Scorer, t *tasks.Task, env *environment.Env, res *evaluator.TestResult) string {
+	limit := t.Tests.TimeoutOr()
+	if env == nil {
+		return fmt.Sprintf("the hidden tests ran past their timeout of %s in an environment that was not prepared", limit)
+	}
+	res.RefDuration = env.Meta.RefTest
+	tmp, err := os.MkdirTemp(r.TempDir, "bench-ref-")
+	if err != nil {
+		return ""
+	}
+	defer os.RemoveAll(tmp)
+	change, ok, err := environment.Solution(ctx, t, tmp)
+	if err != nil || !ok {
+		return "" // no reference to compare with: the agent's timeout stands
+	}
+	ref, err := scorer.Run(ctx, t, change)
+	if err != nil || ctx.Err() != nil {
+		return ""
+	}
+	res.RefDuration = ref.Duration
+	if ref.TimedOut || ref.Duration >= limit {
+		return fmt.Sprintf("the hidden tests ran past their timeout of %s, and so did the reference solution's right after (%s; %s when the environment was prepared): the machine is overloaded, the timeout says nothing of the agent",
+			limit, ref.Duration.Round(time.Millisecond), env.Meta.RefTest.Round(time.Millisecond))
+	}
+	return ""
 }
 
 // hidden are the folders no sandbox of the plan may show, wherever the

@@ -48,7 +48,7 @@ func TestModelServerRestartMidRun(t *testing.T) {
 }
 
 // writeTask makes a one-task suite in a temp folder.
-func writeTask(t *testing.T, toml string, files map[string]string) *tasks.Suite {
+func writeTask(t testing.TB, toml string, files map[string]string) *tasks.Suite {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "task")
 	files["task.toml"] = toml

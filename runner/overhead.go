@@ -3,33 +3,71 @@ package runner
 import (
 	"context"
 	"fmt"
+	"sync"
 
+	"golang.org/x/sync/semaphore"
+
+	"github.com/benchhq/bench/agent"
+	"github.com/benchhq/bench/bound"
 	"github.com/benchhq/bench/overhead"
 	"github.com/benchhq/bench/results"
 )
+
+// modelContext reads the model's own context length, and warns when the
+// plan's num_ctx is above it: Ollama then lowers num_ctx silently and cuts
+// prompts at the model's length, which is what truncation is judged
+// against from then on. A model that is not pulled stops the run here.
+func (r *Runner) modelContext(ctx context.Context, plan *Plan) (int, error) {
+	n, err := agent.ModelContextLength(ctx, r.pool.First().Model, plan.Model)
+	if agent.OnlyUnknown(err) {
+		r.logf("warning: the model server did not give the context length of %s (%v): truncation is judged against num_ctx alone, and a num_ctx above the model's own length would go unnoticed", plan.Model, err)
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read the context length of %s: %w", plan.Model, agent.WithHint(err))
+	}
+	numCtx, _ := agent.NumCtx(plan.Options) // checked by Normalize
+	if w := agent.ContextWarning(plan.Model, numCtx, n); w != "" {
+		r.logf("warning: %s", w)
+	}
+	return n, nil
+}
 
 // measureOverhead measures, per arm, the prompt tokens its tool sets add
 // to every request: one minimal request per configuration against the
 // run's model, on one endpoint (the first in service): the tokens are the
 // model's, not the server's, and checkModel made sure that every endpoint
-// serves the same one. Its first requests are also the check of the model
-// before the first attempt: a server that is down, a model that is not
-// pulled or one that cannot take tools stops the run here, with what to do.
+// serves the same one. Its first requests are also the check of the model before
+// the first attempt: a server that is down, a model that is not pulled or
+// one that cannot take tools stops the run here, with what to do.
+//
+// The requests of every arm go at once, as many in flight as the plan's
+// concurrency (the model server's parallel slots, as the attempts use
+// them): the measurement takes the time of a few requests, not of all.
 func (r *Runner) measureOverhead(ctx context.Context, plan *Plan, armSets map[string][]overhead.ToolSet) ([]*overhead.Report, error) {
 	model := r.pool.First().Model
-	var reps []*overhead.Report
-	for _, arm := range plan.Arms {
+	slots := semaphore.NewWeighted(int64(plan.Concurrency))
+	reps := make([]*overhead.Report, len(plan.Arms))
+	errs := make([]error, len(plan.Arms))
+	var wg sync.WaitGroup
+	for i, arm := range plan.Arms {
 		r.logf("arm %s: measuring what its tools cost in prompt tokens (one short request per tool and tool set)", arm.Name)
-		rep, err := overhead.Measure(ctx, model, plan.Model, plan.Options, armSets[arm.Name])
-		if err != nil {
-			return nil, fmt.Errorf("measure tool overhead of arm %s: %w", arm.Name, err)
+		wg.Go(func() {
+			reps[i], errs[i] = overhead.MeasureLimited(ctx, slots, model, plan.Model, plan.Options, r.modelCtx, armSets[arm.Name])
+		})
+	}
+	wg.Wait()
+	for i, arm := range plan.Arms {
+		if errs[i] != nil {
+			return nil, fmt.Errorf("measure tool overhead of arm %s: %w", arm.Name, errs[i])
 		}
+		rep := reps[i]
 		rep.Arm = arm.Name
-		r.logf("arm %s: %d tools cost %d prompt tokens a request (%.1f%% of num_ctx %d)", arm.Name, rep.ToolCount(), rep.Total(), 100*rep.Share(rep.Total()), rep.NumCtx)
+		total := rep.TotalBound()
+		r.logf("arm %s: %d tools cost %s prompt tokens a request (%.1f%% of the context, %d)", arm.Name, rep.ToolCount(), total, 100*rep.Share(total.N), rep.Context())
 		for _, w := range rep.Warnings() {
 			r.logf("warning: arm %s: %s", arm.Name, w)
 		}
-		reps = append(reps, rep)
 	}
 	return reps, nil
 }
@@ -65,4 +103,38 @@ func (r *Runner) checkModel(ctx context.Context, plan *Plan, run *results.Run) (
 		r.logf("warning: %s (allowed by --allow-mixed-models)", msg)
 	}
 	return digest, nil
+}
+
+// contextText says what the context of the plan's requests is, and what
+// to do about it, for a warning about truncated turns.
+func (r *Runner) contextText(plan *Plan) string {
+	numCtx, _ := agent.NumCtx(plan.Options) // checked by Normalize
+	if c := agent.EffectiveContext(numCtx, r.modelCtx); c < numCtx {
+		return fmt.Sprintf("the model's own %d, below num_ctx %d: offer fewer tools or use a model with a longer context", c, numCtx)
+	}
+	return fmt.Sprintf("num_ctx %d: raise --num-ctx", numCtx)
+}
+
+// unmeasured is the plan restricted to the arms of a stored run that have
+// no stored measurement; the others say that theirs is kept.
+func (r *Runner) unmeasured(ctx context.Context, run *results.Run, plan *Plan) (*Plan, error) {
+	stored, err := r.Store.Overhead(ctx, run.ID)
+	if err != nil {
+		return nil, fmt.Errorf("resume run %s: %w", run.ID, err)
+	}
+	have := map[string]results.Overhead{}
+	for _, o := range stored {
+		have[o.Arm] = o
+	}
+	p := *plan
+	p.Arms = nil
+	for _, a := range plan.Arms {
+		o, ok := have[a.Name]
+		if !ok {
+			p.Arms = append(p.Arms, a)
+			continue
+		}
+		r.logf("arm %s: its tools cost %s prompt tokens a request, as measured when the run started (%s); not measured again", a.Name, bound.Of(o.Tokens, o.Truncated), o.MeasuredAt.Local().Format("2006-01-02 15:04"))
+	}
+	return &p, nil
 }

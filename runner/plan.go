@@ -59,7 +59,7 @@ type Plan struct {
 	// Advantage is the method of the advantages stored (default GRPO).
 	Advantage evaluator.Method
 	// MaxTries bounds the tries of an attempt cut short by an
-	// infrastructure failure (default 3).
+	// infrastructure failure (default DefaultMaxTries).
 	MaxTries int
 	// API is the protocol of the model servers: "" (Ollama's native API)
 	// or "openai" (an OpenAI-compatible server), which takes only the
@@ -108,20 +108,20 @@ func (p *Plan) Normalize() error {
 	if p.Attempts == 0 {
 		p.Attempts = DefaultAttempts
 	}
-	if p.Attempts < 1 {
-		return fmt.Errorf("plan: attempts: expected at least 1, got %d", p.Attempts)
+	if msg := atLeastOne(p.Attempts); msg != "" {
+		return fmt.Errorf("plan: attempts: %s", msg)
 	}
 	if p.Concurrency == 0 {
 		p.Concurrency = DefaultConcurrency
 	}
-	if p.Concurrency < 1 {
-		return fmt.Errorf("plan: concurrency: expected at least 1, got %d", p.Concurrency)
+	if msg := atLeastOne(p.Concurrency); msg != "" {
+		return fmt.Errorf("plan: concurrency: %s", msg)
 	}
 	if p.MaxTries == 0 {
 		p.MaxTries = DefaultMaxTries
 	}
-	if p.MaxTries < 1 {
-		return fmt.Errorf("plan: max_tries: expected at least 1, got %d", p.MaxTries)
+	if msg := atLeastOne(p.MaxTries); msg != "" {
+		return fmt.Errorf("plan: max_tries: %s", msg)
 	}
 	if p.Advantage == "" {
 		p.Advantage = evaluator.GRPO
@@ -131,6 +131,12 @@ func (p *Plan) Normalize() error {
 	}
 	if p.RequestTimeout == 0 {
 		p.RequestTimeout = DefaultRequestTimeout
+	}
+	if msg := positiveDuration(p.RequestTimeout); msg != "" {
+		return fmt.Errorf("plan: request_timeout: %s", msg)
+	}
+	if field, msg := p.Limits.Check(); field != "" {
+		return fmt.Errorf("plan: limits.%s: %s", field, msg)
 	}
 	opts := maps.Clone(p.Options)
 	if opts == nil {
@@ -142,8 +148,8 @@ func (p *Plan) Normalize() error {
 	if _, ok := opts["num_predict"]; !ok {
 		opts["num_predict"] = DefaultNumPredict
 	}
-	if _, ok := opts["seed"]; ok {
-		return fmt.Errorf("plan: options.seed: set the run seed instead (--seed); each attempt's seed derives from it")
+	if key, msg := agent.CheckOptions(opts); key != "" {
+		return fmt.Errorf("plan: options.%s: %s", key, msg)
 	}
 	p.Options = opts
 	switch p.API {
@@ -167,9 +173,6 @@ func (p *Plan) Normalize() error {
 	if err := p.Sandbox.Validate("run plan"); err != nil {
 		return err
 	}
-	if _, err := agent.NumCtx(p.Options); err != nil {
-		return fmt.Errorf("plan: options: %w", err)
-	}
 	for _, t := range p.Suite.Tasks {
 		if t.Tests.Report != "" && t.Record == nil {
 			return fmt.Errorf("plan: task %s: its tests report each test (report = %q) but have no record of which must pass: write it with %s", t.ID, t.Tests.Report, t.RecordCommand())
@@ -186,6 +189,9 @@ func (p *Plan) Normalize() error {
 		}
 		seen[a.Name] = true
 		if err := tasks.ValidateServers("run plan", fmt.Sprintf("arms[%d].servers", i), a.Servers); err != nil {
+			return err
+		}
+		if err := sameServerName(p.Suite.Tasks, a); err != nil {
 			return err
 		}
 		for _, name := range a.Tools {
@@ -256,4 +262,19 @@ func (p *Plan) limits(t *tasks.Task) (turns, tokens int, wall time.Duration) {
 		l.WallTime = p.Limits.WallTime
 	}
 	return l.MaxTurnsOr(), l.MaxTokensOr(), l.WallTimeOr()
+}
+
+// sameServerName refuses an arm server named like a server a task declares
+// itself: both would offer their tools as "<name>__<tool>".
+func sameServerName(ts []*tasks.Task, a Arm) error {
+	for _, t := range ts {
+		for _, own := range t.Servers {
+			for _, s := range a.Servers {
+				if s.Name == own.Name {
+					return fmt.Errorf("plan: task %s declares an MCP server %q ([[servers]] in its task.toml), and the run declares another of the same name for arm %s (--server, or [[servers]] or [[arms.servers]] of the run file): rename one of them", t.ID, s.Name, a.Name)
+				}
+			}
+		}
+	}
+	return nil
 }

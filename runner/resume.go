@@ -105,6 +105,10 @@ func PlanFromRun(run *results.Run) (*Plan, error) {
 	}, nil
 }
 
+// CheckResume says whether a stored run can be continued with this plan
+// (normalized), before anything is run: nil, or what differs.
+func CheckResume(run *results.Run, p *Plan) error { return compatible(run, p) }
+
 // compatible checks that a stored run can be continued with this plan:
 // everything that shapes an attempt is the same (model and options, seed,
 // G, arms with their tools, servers, profiles and approvers, limits, system

@@ -1,9 +1,12 @@
 package runner
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/BurntSushi/toml"
 
@@ -58,7 +61,12 @@ type RunFile struct {
 // LoadRunFile reads and checks a run file. Errors name the file and field.
 func LoadRunFile(path string) (*RunFile, error) {
 	data, err := os.ReadFile(path)
-	if err != nil {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, &tasks.FieldError{File: path, Msg: "no such run file"}
+	case err != nil && isDir(path):
+		return nil, &tasks.FieldError{File: path, Msg: "a folder, expected a run file (TOML)"}
+	case err != nil:
 		return nil, fmt.Errorf("read run file: %w", err)
 	}
 	var rf RunFile
@@ -66,13 +74,16 @@ func LoadRunFile(path string) (*RunFile, error) {
 	if err != nil {
 		return nil, tasks.TOMLError(path, err)
 	}
-	if und := md.Undecoded(); len(und) > 0 {
-		f := und[0].String()
-		// options is a free map passed to Ollama, and profiles is checked
-		// by agent.ParseProfiles: anything under them is fine here.
-		if len(und[0]) == 0 || (und[0][0] != "options" && und[0][0] != "profiles") {
-			return nil, &tasks.FieldError{File: path, Field: f, Msg: "unknown field (expected one of: name, model, suite, tasks, attempts, concurrency, seed, db, system, keep_workspaces, max_tries, advantage, request_timeout, api, allow_mixed_models, [options], [limits], [profiles], [sandbox], [[servers]], [[arms]], [[endpoints]])"}
+	// options is a free map passed to Ollama (checked by agent.CheckOptions),
+	// and profiles is checked by agent.ParseProfiles: UnknownField lets
+	// anything under a free map pass.
+	for _, key := range md.Undecoded() {
+		if err := tasks.UnknownField(path, string(data), &rf, key); err != nil {
+			return nil, err
 		}
+	}
+	if err := tasks.MapFieldError(path, string(data), &rf); err != nil {
+		return nil, err
 	}
 	rf.Path = path
 	if err := tasks.ValidateServers(path, "servers", rf.Servers); err != nil {
@@ -89,7 +100,7 @@ func LoadRunFile(path string) (*RunFile, error) {
 	if rf.ParsedProfiles, err = agent.ParseProfiles(path, rf.Profiles); err != nil {
 		return nil, err
 	}
-	if err := rf.Sandbox.Validate(path); err != nil {
+	if err := rf.Check(func(field string) bool { return md.IsDefined(strings.Split(field, ".")...) }); err != nil {
 		return nil, err
 	}
 	if _, err := endpoint.ParseAPI(rf.API); err != nil {
@@ -103,9 +114,6 @@ func LoadRunFile(path string) (*RunFile, error) {
 			return nil, &tasks.FieldError{File: path, Field: fmt.Sprintf("endpoints[%d].slots", i), Msg: fmt.Sprintf("expected 0 (no bound) or more, got %d", e.Slots)}
 		}
 	}
-	if _, ok := rf.Options["seed"]; ok {
-		return nil, &tasks.FieldError{File: path, Field: "options.seed", Msg: "set the run seed with seed = N instead: each attempt's seed derives from it"}
-	}
 	return &rf, nil
 }
 
@@ -115,4 +123,9 @@ func (rf *RunFile) Resolve(p string) string {
 		return p
 	}
 	return filepath.Join(filepath.Dir(rf.Path), p)
+}
+
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
 }

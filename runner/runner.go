@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -15,7 +16,9 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/benchhq/bench/agent"
+	"github.com/benchhq/bench/agent/mcp"
 	"github.com/benchhq/bench/endpoint"
+	"github.com/benchhq/bench/environment"
 	"github.com/benchhq/bench/overhead"
 	"github.com/benchhq/bench/results"
 	"github.com/benchhq/bench/sandbox"
@@ -37,8 +40,12 @@ type Runner struct {
 	AllowMixedModels bool
 	// Store receives every finished attempt.
 	Store *results.Store
-	// Progress, when set, receives a live progress bar.
+	// Progress, when set, receives a live progress bar (for a terminal).
 	Progress io.Writer
+	// Lines, when set, receives one line per finished attempt: task, arm,
+	// index, reward, turns and time (for a log, or output that is not a
+	// terminal).
+	Lines io.Writer
 	// Log receives warnings and notices (nil discards them).
 	Log io.Writer
 	// TempDir is where attempt folders are made ("" for the system's).
@@ -57,8 +64,26 @@ type Runner struct {
 	// hidden tests (required; its Off mode isolates nothing).
 	Sandbox *sandbox.Sandbox
 
+	// StartTimeout bounds an MCP server's start: starting, negotiating and
+	// listing its tools (0: mcp.DefaultStartTimeout).
+	StartTimeout time.Duration
+	// EnvDir is where the tasks' prepared environments are kept
+	// ("" for environment.DefaultDir()).
+	EnvDir string
+
 	approvers map[string]agent.Approver
 	pool      *endpoint.Pool
+	envs      map[string]*environment.Env // by task folder
+	// modelCtx is the model's own context length (0: unknown), read at
+	// the start of a run.
+	modelCtx int
+	// flags keeps the MCP tools' description flags: each distinct tool of
+	// the run is flagged once, not once an attempt.
+	flags *mcp.FlagCache
+	// removing counts the attempt folders being removed (removeLater);
+	// removeAll removes one (os.RemoveAll when nil).
+	removing  sync.WaitGroup
+	removeAll func(string) error
 }
 
 // Outcome is what a run did.
@@ -98,6 +123,7 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 		return nil, errors.New("runner: no sandbox: make one with sandbox.New (its Off mode isolates nothing, but still ends every process of an attempt)")
 	}
 	r.approvers = map[string]agent.Approver{}
+	r.flags = &mcp.FlagCache{}
 	for _, a := range plan.Arms {
 		ap, err := agent.ParseApprover(a.Approver, plan.BaseDir)
 		if err != nil {
@@ -124,6 +150,9 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 		if err := compatible(run, plan); err != nil {
 			return nil, fmt.Errorf("resume run %s: %w", runID, err)
 		}
+		if was, now := run.Isolation, r.Sandbox.Isolation(); was != "" && (was == "none") != (now == "none") {
+			return nil, fmt.Errorf("resume run %s: its attempts ran with isolation %q, these would run with %q: one run mixes no isolation modes (continue it with the same --sandbox, or start a new run)", runID, was, now)
+		}
 	}
 	// Before the first attempt, and before anything is stored: that every
 	// endpoint serves the model (the same weights), each arm's tools (its
@@ -134,6 +163,21 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrPreflight, err)
 	}
+	// One process runs a run at a time; the lock also tells `bench runs`
+	// that the run is alive (a killed bench's run shows as stale).
+	lock, err := r.Store.LockRun(runID)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Release()
+	// Before the first attempt, and before anything is stored: the model's
+	// own context length (a num_ctx above it is lowered silently), each arm's
+	// tools (its servers started once), what they cost in prompt tokens
+	// (which also checks the model server, the model and its tool
+	// support), and each task's own servers with no name colliding.
+	if r.modelCtx, err = r.modelContext(ctx, plan); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrPreflight, err)
+	}
 	armSets := map[string][]overhead.ToolSet{}
 	for _, arm := range plan.Arms {
 		sets, err := r.ToolSets(ctx, arm, arm.Servers, plan.Suite.Tasks[0])
@@ -142,11 +186,22 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 		}
 		armSets[arm.Name] = sets
 	}
-	reps, err := r.measureOverhead(ctx, plan, armSets)
+	// A run continued keeps the measurement of its start: the plan is the
+	// same (compatible), and measuring again would only be thrown away.
+	measure := plan
+	if run != nil {
+		if measure, err = r.unmeasured(ctx, run, plan); err != nil {
+			return nil, err
+		}
+	}
+	reps, err := r.measureOverhead(ctx, measure, armSets)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrPreflight, err)
 	}
 	if err := r.checkTaskServers(ctx, plan, armSets); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrPreflight, err)
+	}
+	if r.envs, err = r.prepareEnvs(ctx, plan); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrPreflight, err)
 	}
 	if run == nil {
@@ -176,9 +231,18 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 		todo = append(todo, j)
 	}
 
-	bar := newProgress(r.Progress, len(todo)+out.Skipped, out.Skipped)
-	var mu sync.Mutex
-	g, gctx := errgroup.WithContext(ctx)
+	bar := newProgress(r.Progress, r.Lines, len(todo)+out.Skipped, out.Skipped)
+	// A failure to store stops the run: no attempt starts after it.
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	saves := newSaver(ctx, r.Store, plan.Concurrency, func(a *results.Attempt) {
+		out.Ran++
+		if a.Status == results.StatusInfraError {
+			out.InfraErrors++
+		}
+		bar.add(a)
+	}, stopRun)
+	g, gctx := errgroup.WithContext(runCtx)
 	g.SetLimit(plan.Concurrency)
 	for _, j := range todo {
 		if gctx.Err() != nil {
@@ -192,20 +256,15 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 			if a.Status == results.StatusCanceled {
 				return nil // not saved as a result: the resume runs it again
 			}
-			if _, err := r.Store.SaveAttempt(context.WithoutCancel(ctx), a); err != nil {
-				return fmt.Errorf("%w%s", err, storageHint(err))
-			}
-			mu.Lock()
-			out.Ran++
-			if a.Status == results.StatusInfraError {
-				out.InfraErrors++
-			}
-			mu.Unlock()
-			bar.add(a)
+			saves.save(a)
 			return nil
 		})
 	}
 	err = g.Wait()
+	if serr := saves.close(); err == nil {
+		err = serr
+	}
+	r.removing.Wait()
 	bar.finish()
 	if err != nil {
 		_ = r.Store.FinishRun(context.WithoutCancel(ctx), run.ID, results.RunInterrupted)
@@ -227,6 +286,21 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 		return out, fmt.Errorf("finish run %s: %w", run.ID, err)
 	}
 	return out, nil
+}
+
+// removeLater removes an attempt's folder in the background: the attempt's
+// slot goes to the next attempt at once, rather than after the removal of
+// thousands of files. Run waits for every removal before it returns.
+func (r *Runner) removeLater(dir string) {
+	remove := r.removeAll
+	if remove == nil {
+		remove = os.RemoveAll
+	}
+	r.removing.Go(func() {
+		if err := remove(dir); err != nil {
+			r.logf("warning: remove attempt folder %s: %v", dir, err)
+		}
+	})
 }
 
 func (r *Runner) newRun(plan *Plan, runID string) *results.Run {

@@ -2,13 +2,14 @@ package runner_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/benchhq/bench/agent"
+	"github.com/benchhq/bench/internal/cputime"
 	"github.com/benchhq/bench/internal/ollamatest"
 	"github.com/benchhq/bench/internal/sandboxtest"
 	"github.com/benchhq/bench/results"
@@ -20,9 +21,7 @@ import (
 // test process costs as little as possible and is then subtracted.
 func benchTask(b *testing.B) *tasks.Suite {
 	b.Helper()
-	dir := filepath.Join(b.TempDir(), "bench-task")
-	files := map[string]string{
-		"task.toml":            "format = 1\ninstruction = \"Fix the greeting in hello.py.\"\n[tests]\ncommand = \"true\"\n",
+	return writeTask(b, "format = 1\ninstruction = \"Fix the greeting in hello.py.\"\n[tests]\ncommand = \"true\"\n", map[string]string{
 		"workspace/hello.py":   "def greet(name):\n    return 'Helo, ' + name\n",
 		"workspace/README.md":  "A tiny project.\n",
 		"workspace/lib/x.py":   "X = 1\n",
@@ -30,46 +29,51 @@ func benchTask(b *testing.B) *tasks.Suite {
 		"solution/solve.sh":    "sed -i s/Helo/Hello/ hello.py\n",
 		"workspace/lib/y.py":   "Y = 2\n",
 		"workspace/data/a.txt": "alpha\n",
-	}
-	for name, body := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			b.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
-	t, err := tasks.Load(dir)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return &tasks.Suite{Name: "bench", Dir: filepath.Dir(dir), Tasks: []*tasks.Task{t}}
+	})
 }
 
-// fiveTurns is a 5-turn trajectory: four tool calls, then an answer.
+// fiveTurns is a 5-turn trajectory: four tool calls, then an answer. Its
+// prompt counts are given, so that the fake model does not count words of
+// every request: its CPU, on the same cores, would delay the harness's.
 var fiveTurns = ollamatest.Turns(
-	ollamatest.Reply{Calls: []ollamatest.Call{{Name: "list_dir", Args: map[string]any{"path": ".", "recursive": true}}}},
-	ollamatest.Reply{Calls: []ollamatest.Call{{Name: "read_file", Args: map[string]any{"path": "hello.py"}}}},
-	ollamatest.Reply{Calls: []ollamatest.Call{{Name: "edit_file", Args: map[string]any{"path": "hello.py", "old_string": "Helo", "new_string": "Hello"}}}},
-	ollamatest.Reply{Calls: []ollamatest.Call{{Name: "search", Args: map[string]any{"pattern": "Hello"}}}},
-	ollamatest.Reply{Content: "Fixed the greeting."},
+	ollamatest.Reply{PromptTokens: 1000, Calls: []ollamatest.Call{{Name: "list_dir", Args: map[string]any{"path": ".", "recursive": true}}}},
+	ollamatest.Reply{PromptTokens: 1200, Calls: []ollamatest.Call{{Name: "read_file", Args: map[string]any{"path": "hello.py"}}}},
+	ollamatest.Reply{PromptTokens: 1400, Calls: []ollamatest.Call{{Name: "edit_file", Args: map[string]any{"path": "hello.py", "old_string": "Helo", "new_string": "Hello"}}}},
+	ollamatest.Reply{PromptTokens: 1600, Calls: []ollamatest.Call{{Name: "search", Args: map[string]any{"pattern": "Hello"}}}},
+	ollamatest.Reply{PromptTokens: 1800, Content: "Fixed the greeting."},
 )
 
-// BenchmarkAttempt measures the harness's own time per attempt: a 5-turn
+// benchScripts are the fake model's scripts that a child process started
+// by ollamatest.Spawn can serve.
+var benchScripts = map[string]ollamatest.Script{
+	"five-turns": fiveTurns,
+}
+
+// BenchmarkAttempt measures the harness's own cost per attempt: a 5-turn
 // scripted trajectory against an instant fake model over real HTTP, the
-// workspace copy, the tools, and the SQLite transaction, with the hidden
-// test process's time subtracted. Reported as harness-ms/attempt; the
-// target is under 20 ms on 2 cores. Sub-benchmarks at concurrency 1, 2, 4
-// also report attempts/s.
+// workspace copy, the tools, and the SQLite transaction. The fake model
+// runs in a child process, so that its CPU time and allocations are not
+// counted as the harness's. Sub-benchmarks at concurrency 1, 2, 4 report:
 //
-//	go test -run '^$' -bench Attempt -benchtime 200x ./runner/
+//   - cpu-ms/attempt: this process's CPU time (user + system, every
+//     thread, the garbage collector included) per attempt; the hidden-test
+//     process and the fake model are other processes and are not in it.
+//     Target: under 10 ms.
+//
+//   - B/op: bytes allocated per attempt. Target: at most 2 MB.
+//
+//   - harness-ms/attempt (concurrency 1): wall time per attempt with the
+//     hidden test process's time subtracted.
+//
+//   - attempts/s.
+//
+//     go test -run '^$' -bench Attempt -benchtime 200x ./runner/
 func BenchmarkAttempt(b *testing.B) {
 	sb := sandboxtest.New(b)
 	for _, conc := range []int{1, 2, 4} {
 		b.Run(fmt.Sprintf("concurrency=%d", conc), func(b *testing.B) {
-			srv := ollamatest.New(fiveTurns)
-			defer srv.Close()
+			b.ReportAllocs()
+			srv := ollamatest.Spawn(b, "five-turns", ollamatest.SpawnOptions{})
 			store, err := results.Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"))
 			if err != nil {
 				b.Fatal(err)
@@ -79,9 +83,9 @@ func BenchmarkAttempt(b *testing.B) {
 			r := &runner.Runner{Model: model, Store: store, TempDir: b.TempDir(), Sandbox: sb}
 			plan := &runner.Plan{Model: "fake", Suite: benchTask(b), Attempts: b.N, Concurrency: conc}
 			b.ResetTimer()
-			start := time.Now()
+			start, cpu0 := time.Now(), cputime.Self()
 			out, err := r.Run(context.Background(), plan, "bench")
-			elapsed := time.Since(start)
+			elapsed, cpu := time.Since(start), cputime.Self()-cpu0
 			b.StopTimer()
 			if err != nil {
 				b.Fatal(err)
@@ -105,6 +109,86 @@ func BenchmarkAttempt(b *testing.B) {
 				b.ReportMetric(harness/float64(b.N), "harness-ms/attempt")
 			}
 			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "attempts/s")
+			b.ReportMetric(cpu.Seconds()*1000/float64(b.N), "cpu-ms/attempt")
+		})
+	}
+}
+
+// latency is the fake model's fixed latency in BenchmarkThroughput.
+var latency = flag.Duration("latency", 200*time.Millisecond, "BenchmarkThroughput: the fake model's latency per request")
+
+// BenchmarkThroughput measures a whole run (the tool-token measurements
+// before the first attempt included) against a fake model that holds every
+// reply for a fixed latency L and counts the requests in flight, with N =
+// --concurrency parallel slots: 4N attempts of 5 turns each. The ideal is
+// N/L requests per second, every slot busy from start to end; reported:
+//
+//   - of-ideal: model requests per second over the whole run (the
+//     measuring requests counted, as the model server must answer them
+//     too) divided by N/L. Target: at least 0.95.
+//
+//   - turns-of-ideal: the attempts' turns alone per second over N/L.
+//
+//   - busy: the fake model's request-seconds over N × the run's wall time.
+//
+//   - max-in-flight: the most requests the model had at once; more than N
+//     fails the benchmark (bench must not ask for more slots than it has).
+//
+//     go test -run '^$' -bench Throughput -benchtime 1x ./runner/ [-latency 200ms]
+func BenchmarkThroughput(b *testing.B) {
+	lat := *latency
+	for _, n := range []int{1, 2, 4, 8, 16} {
+		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+			srv := ollamatest.Spawn(b, "five-turns", ollamatest.SpawnOptions{Delay: lat})
+			model, _ := agent.NewOllama(srv.URL, nil)
+			suite := benchTask(b)
+			var wall time.Duration
+			var requests, turns int64
+			var busy float64
+			maxInFlight := int64(0)
+			for i := 0; b.Loop(); i++ {
+				store, err := results.Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"))
+				if err != nil {
+					b.Fatal(err)
+				}
+				r := &runner.Runner{Model: model, Store: store, TempDir: b.TempDir()}
+				plan := &runner.Plan{Model: "fake", Suite: suite, Attempts: 4 * n, Concurrency: n}
+				before, err := srv.Stats()
+				if err != nil {
+					b.Fatal(err)
+				}
+				start := time.Now()
+				out, err := r.Run(context.Background(), plan, "bench")
+				wall += time.Since(start)
+				if err != nil {
+					b.Fatal(err)
+				}
+				after, err := srv.Stats()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if out.Ran != 4*n {
+					b.Fatalf("ran %d of %d", out.Ran, 4*n)
+				}
+				var t int64
+				if err := store.DB().QueryRowContext(context.Background(), `SELECT count(*) FROM turns`).Scan(&t); err != nil {
+					b.Fatal(err)
+				}
+				store.Close()
+				requests += after.Requests - before.Requests
+				busy += after.BusySeconds - before.BusySeconds
+				turns += t
+				maxInFlight = max(maxInFlight, after.MaxInFlight)
+			}
+			if maxInFlight > int64(n) {
+				b.Fatalf("the model had %d requests in flight at once, with %d slots", maxInFlight, n)
+			}
+			ideal := float64(n) / lat.Seconds()
+			b.ReportMetric(float64(requests)/wall.Seconds()/ideal, "of-ideal")
+			b.ReportMetric(float64(turns)/wall.Seconds()/ideal, "turns-of-ideal")
+			b.ReportMetric(busy/(float64(n)*wall.Seconds()), "busy")
+			b.ReportMetric(float64(maxInFlight), "max-in-flight")
+			b.ReportMetric(float64(requests)/wall.Seconds(), "req/s")
 		})
 	}
 }

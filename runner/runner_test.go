@@ -380,11 +380,10 @@ func TestLimitsStopTheLoop(t *testing.T) {
 	loop := func(*api.ChatRequest) ollamatest.Reply {
 		return ollamatest.Reply{Calls: []ollamatest.Call{call("list_dir", map[string]any{})}, PromptTokens: 100, CompletionTokens: 10}
 	}
-	slow := func(req *api.ChatRequest) ollamatest.Reply {
-		if req.Options["seed"] == nil {
-			return ollamatest.Reply{Content: "ok"} // preflight and overhead measurement
-		}
-		return ollamatest.Reply{Delay: time.Minute}
+	// The agent's own time runs out: a command that takes longer than
+	// the attempt may.
+	slowTool := func(*api.ChatRequest) ollamatest.Reply {
+		return ollamatest.Reply{Calls: []ollamatest.Call{call("run_command", map[string]any{"command": "sleep 30"})}}
 	}
 	tests := []struct {
 		name   string
@@ -394,7 +393,7 @@ func TestLimitsStopTheLoop(t *testing.T) {
 	}{
 		{"turns", loop, tasks.Limits{MaxTurns: 3}, agent.StopMaxTurns},
 		{"tokens", loop, tasks.Limits{MaxTokens: 250}, agent.StopMaxTokens},
-		{"wall time", slow, tasks.Limits{WallTime: tasks.Duration{Duration: 200 * time.Millisecond}}, agent.StopWallTime},
+		{"wall time", slowTool, tasks.Limits{WallTime: tasks.Duration{Duration: time.Second}}, agent.StopWallTime},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -404,6 +403,28 @@ func TestLimitsStopTheLoop(t *testing.T) {
 				t.Errorf("attempts stopped by %s and scored 0: %d, want 1", tt.want, got)
 			}
 		})
+	}
+}
+
+// TestSilentModelIsNotTheAgentsWallTime: a model that has not answered when
+// the attempt's wall time runs out is an infrastructure failure, retried
+// and never scored, even when --request-timeout is longer than the wall
+// time (the real case: both 10 minutes).
+func TestSilentModelIsNotTheAgentsWallTime(t *testing.T) {
+	silent := func(req *api.ChatRequest) ollamatest.Reply {
+		if req.Options["seed"] == nil {
+			return ollamatest.Reply{Content: "ok"} // overhead measurement
+		}
+		return ollamatest.Reply{Delay: time.Minute}
+	}
+	f := newFixture(t, silent)
+	f.run(&runner.Plan{Model: "fake", Suite: loadTask(t, "recipe-trailing-dot"), Attempts: 1, MaxTries: 2, RequestTimeout: time.Hour,
+		Limits: tasks.Limits{WallTime: tasks.Duration{Duration: 300 * time.Millisecond}}}, "r1")
+	if got := f.count(`SELECT count(*) FROM attempts WHERE status = 'infra_error' AND reward IS NULL AND tries = 2 AND error LIKE '%had not answered%'`); got != 1 {
+		t.Errorf("attempts stored as infrastructure failures after 2 tries: %d, want 1", got)
+	}
+	if got := f.count(`SELECT count(*) FROM attempts WHERE reward IS NOT NULL`); got != 0 {
+		t.Errorf("%d attempts scored, want none", got)
 	}
 }
 

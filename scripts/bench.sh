@@ -1,27 +1,63 @@
 #!/usr/bin/env bash
-# The harness's own speed, measured by Go benchmarks (never by timed
-# assertions in tests). Run from anywhere; prints Go's benchmark lines.
+# The harness's own speed, measured by Go benchmarks and scripts/scale.sh
+# (never by timed assertions in tests). Run from anywhere; prints Go's
+# benchmark lines. docs/performance.md has the figures and what they mean.
 #
-#   scripts/bench.sh            all of them
-#   scripts/bench.sh attempt    only the per-attempt harness time
+#   scripts/bench.sh              all but scale (a few minutes)
+#   scripts/bench.sh attempt      the agent loop: harness cost per attempt
+#   scripts/bench.sh chat         one /api/chat request, official client beside bench's
+#   scripts/bench.sh throughput   whole runs at fixed model latency, N = 1..16 slots
+#   scripts/bench.sh mcp          MCP tool calls: bench's client beside the seed lesson's
+#   scripts/bench.sh store        one attempt's SQLite transaction
+#   scripts/bench.sh scale [N]    bench runs, report and export at N attempts (scripts/scale.sh)
 #
 # Figures to read:
-#   BenchmarkAttempt/concurrency=1   harness-ms/attempt: the harness's own
-#       time per attempt (5 scripted turns against an instant fake model
-#       over real HTTP, workspace copy, tools, SQLite), the hidden-test
-#       process subtracted. Target: under 20 ms on 2 cores.
-#   BenchmarkAttempt/concurrency=N   attempts/s at concurrency 1, 2, 4.
-#   BenchmarkSaveAttempt             one attempt's SQLite transaction.
-#   BenchmarkEndpoints (runner)      one run against one and two endpoints:
-#       scripts/scale.sh runs it with the shard-merge check.
-#   BenchmarkCallRoundTrip (agent/mcp) tool call through the harness to the
-#       project's MCP server over stdio, p50/p99, against relaunching it.
+#   BenchmarkAttempt      cpu-ms/attempt (this process's CPU time: the fake
+#       model runs in a child process and is not counted; target < 10),
+#       B/op (bytes allocated per attempt; target <= 2 MB), harness-ms/attempt
+#       (wall time with the hidden-test process's time subtracted), attempts/s.
+#   BenchmarkChat         cpu-µs/op and B/op per request, client=ollama-api
+#       (api.Client.Chat) beside client=bench (the direct POST).
+#   BenchmarkThroughput   of-ideal: model requests per second over the whole
+#       run, start included, over N/L (target >= 0.95); -latency L (200ms).
+#   BenchmarkScoringCost  what scoring adds to an attempt beside its tests.
+#   BenchmarkSemverHiddenTests  a Go task's hidden tests in its prepared
+#       environment beside a warm go test on the host (ratio, target <= 3).
+#   BenchmarkSeedComparison  client-cpu-µs/call (target < 50 for bench),
+#       p50-µs and p99-µs, bench's client and the seed's Python client
+#       against the same two servers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
-run() { echo "== $*"; go test -run '^$' "$@"; }
-run -bench Attempt -benchtime 200x ./runner/
-[ "$what" = attempt ] && exit 0
-run -bench SaveAttempt ./results/
-run -bench . -benchtime 100x ./agent/mcp/ || true
-run -bench Resolve ./agent/
+run() { echo "== go test $*"; go test -run '^$' "$@"; }
+case $what in
+attempt) run -bench Attempt -benchtime 200x ./runner/ ;;
+chat) run -bench Chat -benchtime 500x ./agent/ ;;
+throughput) run -bench Throughput -benchtime 1x ./runner/ ;;
+mcp) run -bench 'PipeRoundTrip|SeedComparison|CallRoundTrip|StartAndDiscover' -benchtime 2000x ./agent/mcp/ ;;
+store) run -bench SaveAttempt ./results/ ;;
+scale) scripts/scale.sh "${2:-100000}" ;;
+environments)
+	# Warm environments: semver-compare's hidden tests in a prepared
+	# environment beside a warm go test on the host (ratio, target <= 3),
+	# and the README's first command over the example suite with an
+	# instant model, cold and warm cache (target < 2 minutes).
+	run -bench SemverHiddenTests -benchtime 5x ./environment/
+	run -bench ExampleSuiteRun -benchtime 1x ./cmd/bench/
+	;;
+endpoints) scripts/scale-endpoints.sh ;;
+all)
+	run -bench Attempt -benchtime 200x ./runner/
+	run -bench Chat -benchtime 500x ./agent/
+	run -bench Throughput -benchtime 1x ./runner/
+	run -bench 'PipeRoundTrip|SeedComparison|CallRoundTrip|StartAndDiscover' -benchtime 2000x ./agent/mcp/
+	run -bench SaveAttempt ./results/
+	run -bench Resolve ./agent/
+	run -bench ScoringCost -benchtime 50x ./evaluator/
+	run -bench SemverHiddenTests -benchtime 5x ./environment/
+	;;
+*)
+	echo "bench.sh: unknown benchmark $what (attempt, chat, throughput, mcp, store, scale, environments, endpoints)" >&2
+	exit 2
+	;;
+esac

@@ -37,12 +37,12 @@ func loadSuite(dir string, checkRecord bool) (*Suite, error) {
 	fi, err := os.Stat(abs)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("load suite %s: no such folder", dir)
+			return nil, &FieldError{File: dir, Msg: "no such folder (expected a suite: a folder of task folders, or a task folder)"}
 		}
 		return nil, fmt.Errorf("load suite %s: %w", dir, err)
 	}
 	if !fi.IsDir() {
-		return nil, fmt.Errorf("load suite %s: not a folder", dir)
+		return nil, &FieldError{File: dir, Msg: "not a folder (expected a suite: a folder of task folders, or a task folder)"}
 	}
 	if _, err := os.Stat(filepath.Join(abs, FileName)); err == nil {
 		t, err := load(abs, checkRecord)
@@ -71,7 +71,7 @@ func loadSuite(dir string, checkRecord bool) (*Suite, error) {
 		s.Tasks = append(s.Tasks, t)
 	}
 	if len(s.Tasks) == 0 {
-		return nil, fmt.Errorf("load suite %s: no task folders (subfolders with a %s)", dir, FileName)
+		return nil, &FieldError{File: dir, Msg: fmt.Sprintf("no task folders in it (subfolders with a %s): not a suite", FileName)}
 	}
 	sort.Slice(s.Tasks, func(i, j int) bool { return s.Tasks[i].ID < s.Tasks[j].ID })
 	return s, nil

@@ -178,12 +178,9 @@ type Duration struct{ time.Duration }
 
 // UnmarshalText parses a duration such as "90s" or "5m".
 func (d *Duration) UnmarshalText(b []byte) error {
-	v, err := time.ParseDuration(string(b))
+	v, err := ParseDuration(string(b))
 	if err != nil {
-		return fmt.Errorf("expected a duration such as \"90s\" or \"5m\", got %q", string(b))
-	}
-	if v < 0 {
-		return fmt.Errorf("expected a positive duration, got %q", string(b))
+		return err
 	}
 	d.Duration = v
 	return nil
@@ -265,7 +262,10 @@ func Parse(path string, data []byte) (*Task, error) {
 		return nil, TOMLError(path, err)
 	}
 	if und := md.Undecoded(); len(und) > 0 {
-		return nil, &FieldError{File: path, Field: und[0].String(), Msg: "unknown field (expected one of: format, instruction, tags, limits.{max_turns,max_tokens,wall_time}, tests.{command,timeout,report,report_file,result,env}, environment.{setup,network,timeout}, [[servers]])"}
+		return nil, UnknownField(path, string(data), &f, und[0])
+	}
+	if err := MapFieldError(path, string(data), &f); err != nil {
+		return nil, err
 	}
 	if !md.IsDefined("format") {
 		return nil, &FieldError{File: path, Field: "format", Msg: fmt.Sprintf("missing: set format = %d", FormatVersion)}
@@ -279,11 +279,8 @@ func Parse(path string, data []byte) (*Task, error) {
 	if strings.TrimSpace(f.Tests.Command) == "" {
 		return nil, &FieldError{File: path, Field: "tests.command", Msg: "missing: the shell command that runs the hidden tests (exit 0 = pass)"}
 	}
-	if f.Limits.MaxTurns < 0 {
-		return nil, &FieldError{File: path, Field: "limits.max_turns", Msg: "expected a positive number"}
-	}
-	if f.Limits.MaxTokens < 0 {
-		return nil, &FieldError{File: path, Field: "limits.max_tokens", Msg: "expected a positive number"}
+	if field, msg := f.Limits.Check(); field != "" {
+		return nil, &FieldError{File: path, Field: "limits." + field, Msg: msg}
 	}
 	if err := f.Tests.validate(path); err != nil {
 		return nil, err
@@ -320,6 +317,9 @@ func ValidateServers(file, field string, servers []Server) error {
 		case s.Command != "" && s.URL != "":
 			return &FieldError{File: file, Field: f, Msg: "expected command or url, not both"}
 		}
+		if field, ph := checkPlaceholders(s); ph != "" {
+			return &FieldError{File: file, Field: f + "." + field, Msg: fmt.Sprintf("unknown placeholder %s (bench fills %s)", ph, strings.Join(placeholderNames(), ", "))}
+		}
 		seen[s.Name] = true
 	}
 	return nil
@@ -330,7 +330,7 @@ func ValidateServers(file, field string, servers []Server) error {
 func TOMLError(file string, err error) error {
 	var pe toml.ParseError
 	if errors.As(err, &pe) {
-		msg := pe.Message
+		msg := typeMessage(pe.Message)
 		if pe.Position.Line > 0 {
 			msg = fmt.Sprintf("line %d: %s", pe.Position.Line, pe.Message)
 		}
@@ -340,7 +340,13 @@ func TOMLError(file string, err error) error {
 		}
 		return &FieldError{File: file, Field: field, Msg: msg}
 	}
-	return &FieldError{File: file, Field: keyFromMessage(err.Error()), Msg: strings.TrimPrefix(err.Error(), "toml: ")}
+	msg := typeMessage(strings.TrimPrefix(err.Error(), "toml: "))
+	// "line 3 (last key "tags"): ..." names the field already given.
+	if field := keyFromMessage(msg); field != "" {
+		msg = strings.Replace(msg, fmt.Sprintf(" (last key %q)", field), "", 1)
+		return &FieldError{File: file, Field: field, Msg: msg}
+	}
+	return &FieldError{File: file, Msg: msg}
 }
 
 func keyFromMessage(msg string) string {
@@ -463,16 +469,31 @@ func hashDir(dir string, skip ...string) (string, error) {
 // The declaration is checked as one in a file would be.
 func ParseServer(s string) (Server, error) {
 	body := strings.TrimSpace(s)
-	body = strings.TrimSuffix(strings.TrimPrefix(body, "{"), "}")
+	// The declaration may come wrapped in its own braces; it may also end
+	// with an inline table of its own (classes = {...}), whose brace is
+	// not a wrapper's.
+	doc := "s = {" + body + "}"
+	if strings.HasPrefix(body, "{") {
+		doc = "s = " + body
+	}
 	var v struct {
 		S Server `toml:"s"`
 	}
-	md, err := toml.Decode("s = {"+body+"}", &v)
+	md, err := toml.Decode(doc, &v)
 	if err != nil {
-		return Server{}, TOMLError("--server", err)
+		// The table is ours, not the user's: its key is not theirs to see.
+		fe := TOMLError("--server", err).(*FieldError)
+		fe.Field = strings.TrimPrefix(strings.TrimPrefix(fe.Field, "s"), ".")
+		fe.Msg = strings.TrimPrefix(strings.ReplaceAll(fe.Msg, `"s.`, `"`), "line 1: ")
+		return Server{}, fe
 	}
 	if und := md.Undecoded(); len(und) > 0 {
-		return Server{}, &FieldError{File: "--server", Field: strings.TrimPrefix(und[0].String(), "s."), Msg: "unknown field (expected name, command, args, env, url, headers, default_class, classes, tools, call_timeout, sandbox)"}
+		return Server{}, UnknownField("--server", "", &Server{}, und[0][1:])
+	}
+	if err := MapFieldError("--server", doc, &v); err != nil {
+		fe := err.(*FieldError)
+		fe.Field = strings.TrimPrefix(fe.Field, "s.")
+		return Server{}, fe
 	}
 	if err := ValidateServers("--server", "server", []Server{v.S}); err != nil {
 		return Server{}, err

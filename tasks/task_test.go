@@ -202,6 +202,10 @@ func TestParseServer(t *testing.T) {
 		{`name = "x", command = "y", colour = "red"`, "colour"},
 		{`name = "x", command = "y", call_timeout = "soon"`, "call_timeout"},
 		{`name = "x" command`, "--server"},
+		// An inline table last: its closing brace is not a wrapper's.
+		{`name="x", command="true", classes = {a = "read"}`, ""},
+		{`name="x", command="true", env = {A = "1"}`, ""},
+		{`{name="x", command="true", env = {A = "1"}}`, ""},
 	}
 	for _, tt := range tests {
 		s, err := tasks.ParseServer(tt.in)
@@ -214,5 +218,12 @@ func TestParseServer(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 			t.Errorf("%s: err = %v, want it to say %q", tt.in, err, tt.wantErr)
 		}
+		if err != nil && strings.Contains(err.Error(), "s.") {
+			t.Errorf("%s: err = %v names the parser's own table s", tt.in, err)
+		}
+	}
+	s, err := tasks.ParseServer(`name="x", command="true", classes = {a = "read"}`)
+	if err != nil || s.Classes["a"] != "read" {
+		t.Errorf("classes last: %+v, %v", s, err)
 	}
 }

@@ -1,13 +1,18 @@
 package mcp
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
+	"github.com/benchhq/bench/internal/cputime"
 	"github.com/benchhq/bench/tasks"
 )
 
@@ -17,7 +22,7 @@ import (
 //
 //	go test -run '^$' -bench . -benchtime 2000x ./agent/mcp/
 
-func benchServer(b *testing.B) (tasks.Server, Vars) {
+func benchServer(b testing.TB) (tasks.Server, Vars) {
 	b.Helper()
 	dir := b.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "issues.json"), []byte(testIssues), 0o644); err != nil {
@@ -28,18 +33,29 @@ func benchServer(b *testing.B) (tasks.Server, Vars) {
 	return srv, Vars{Data: dir, Workspace: dir}
 }
 
-// reportPercentiles reports the 50th and 99th percentiles of d in ms.
-func reportPercentiles(b *testing.B, d []time.Duration) {
+// reportCPU reports this process's CPU time per call since cpu0, in µs:
+// the client side of each call (the server is another process).
+func reportCPU(b *testing.B, cpu0 time.Duration) {
+	b.ReportMetric(float64((cputime.Self()-cpu0).Nanoseconds())/1000/float64(b.N), "client-cpu-µs/call")
+}
+
+// reportPercentiles reports the 50th and 99th percentiles of d, in unit
+// ("ms" or "µs").
+func reportPercentiles(b *testing.B, d []time.Duration, unit string) {
 	if len(d) == 0 {
 		return
+	}
+	scale := float64(time.Millisecond)
+	if unit == "µs" {
+		scale = float64(time.Microsecond)
 	}
 	slices.Sort(d)
 	at := func(p float64) float64 {
 		i := min(int(p*float64(len(d))), len(d)-1)
-		return float64(d[i].Microseconds()) / 1000
+		return float64(d[i]) / scale
 	}
-	b.ReportMetric(at(0.50), "p50-ms")
-	b.ReportMetric(at(0.99), "p99-ms")
+	b.ReportMetric(at(0.50), "p50-"+unit)
+	b.ReportMetric(at(0.99), "p99-"+unit)
 }
 
 // BenchmarkCallRoundTrip: one get_issue call through the adapter to a
@@ -51,6 +67,7 @@ func BenchmarkCallRoundTrip(b *testing.B) {
 	args := map[string]any{"id": 11}
 	ctx := context.Background()
 	d := make([]time.Duration, 0, b.N)
+	cpu0 := cputime.Self()
 	for b.Loop() {
 		start := time.Now()
 		res, err := tool.Call(ctx, args)
@@ -59,7 +76,8 @@ func BenchmarkCallRoundTrip(b *testing.B) {
 			b.Fatalf("call: %v %+v", err, res)
 		}
 	}
-	reportPercentiles(b, d)
+	reportCPU(b, cpu0)
+	reportPercentiles(b, d, "ms")
 }
 
 // BenchmarkStartAndDiscover: what each attempt pays to start the server,
@@ -77,7 +95,7 @@ func BenchmarkStartAndDiscover(b *testing.B) {
 		c.Close()
 		d = append(d, time.Since(start))
 	}
-	reportPercentiles(b, d)
+	reportPercentiles(b, d, "ms")
 }
 
 // BenchmarkRelaunchPerCall: the same call as BenchmarkCallRoundTrip, done by
@@ -100,5 +118,158 @@ func BenchmarkRelaunchPerCall(b *testing.B) {
 		c.Close()
 		d = append(d, time.Since(start))
 	}
-	reportPercentiles(b, d)
+	reportPercentiles(b, d, "ms")
+}
+
+// python is python3 and the absolute path of a file of testdata; the test
+// is skipped without python3.
+func python(tb testing.TB, script string) (py, path string) {
+	tb.Helper()
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		tb.Skip("python3 is not installed")
+	}
+	path, err = filepath.Abs(filepath.Join("testdata", script))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return py, path
+}
+
+// BenchmarkPipeRoundTrip is the floor under every client-cpu-µs/call: one
+// line written to `cat` through a pipe and read back, as a client reading
+// in a goroutine of its own does, no JSON and no MCP. On a quiet machine
+// it is a few µs; on a loaded one, waking up for the answer costs tens of
+// µs, and every client pays it (compare the seed lesson's client in
+// BenchmarkSeedComparison, run at the same time).
+func BenchmarkPipeRoundTrip(b *testing.B) {
+	cmd := exec.Command("cat")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Skip("no cat:", err)
+	}
+	defer cmd.Wait()
+	defer in.Close()
+	lines := make(chan []byte)
+	go func() {
+		r := bufio.NewReader(out)
+		for {
+			l, err := r.ReadSlice('\n')
+			if err != nil {
+				close(lines)
+				return
+			}
+			lines <- append([]byte(nil), l...)
+		}
+	}()
+	msg := []byte(`{"jsonrpc":"2.0","id":"bench-1","method":"tools/call","params":{"name":"get_issue","arguments":{"id":11}}}` + "\n")
+	d := make([]time.Duration, 0, b.N)
+	cpu0 := cputime.Self()
+	for b.Loop() {
+		start := time.Now()
+		if _, err := in.Write(msg); err != nil {
+			b.Fatal(err)
+		}
+		<-lines
+		d = append(d, time.Since(start))
+	}
+	reportCPU(b, cpu0)
+	reportPercentiles(b, d, "µs")
+}
+
+// seedServer is the seed lesson's Python MCP server (testdata/seed_server.py,
+// its one tool "incidencias"), as a task would declare it.
+func seedServer(tb testing.TB) tasks.Server {
+	tb.Helper()
+	py, abs := python(tb, "seed_server.py")
+	return tasks.Server{Name: "seed", Command: py, Args: []string{abs}, DefaultClass: "read"}
+}
+
+// BenchmarkSeedComparison times one tool call through bench's MCP client
+// (client=bench: the adapter's Tool.Call over the official Go SDK) and
+// through the seed lesson's Python client (client=seed-python:
+// testdata/seed_client.py, the lesson's client, standard library only),
+// against the same two servers, in one run: the project's issue tracker
+// (server=bench-go, `bench mcp serve issues`) and the lesson's own Python
+// server (server=seed-python). Each reports the round trip's p50 and p99
+// in µs and the client's own CPU time per call (client-cpu-µs/call: the
+// client process's user + system time; the server is another process).
+//
+//	go test -run '^$' -bench SeedComparison -benchtime 2000x ./agent/mcp/
+func BenchmarkSeedComparison(b *testing.B) {
+	py, client := python(b, "seed_client.py")
+	type server struct {
+		name string
+		decl func(b testing.TB) (tasks.Server, Vars)
+		tool string
+		args map[string]any
+	}
+	for _, srv := range []server{
+		{"bench-go", benchServer, "get_issue", map[string]any{"id": 11}},
+		{"seed-python", func(b testing.TB) (tasks.Server, Vars) {
+			dir := b.TempDir()
+			return seedServer(b), Vars{Workspace: dir}
+		}, "incidencias", map[string]any{"estado": "abierta"}},
+	} {
+		b.Run("server="+srv.name+"/client=bench", func(b *testing.B) {
+			decl, vars := srv.decl(b)
+			c := connect(b, decl, vars, Options{})
+			tool := toolNamed(b, c, decl.Name+Separator+srv.tool)
+			ctx := context.Background()
+			if _, err := tool.Call(ctx, srv.args); err != nil {
+				b.Fatal(err)
+			}
+			d := make([]time.Duration, 0, b.N)
+			cpu0 := cputime.Self()
+			for b.Loop() {
+				start := time.Now()
+				res, err := tool.Call(ctx, srv.args)
+				d = append(d, time.Since(start))
+				if err != nil || res.IsError {
+					b.Fatalf("call: %v %+v", err, res)
+				}
+			}
+			reportCPU(b, cpu0)
+			reportPercentiles(b, d, "µs")
+		})
+		b.Run("server="+srv.name+"/client=seed-python", func(b *testing.B) {
+			decl, vars := srv.decl(b)
+			args, _ := json.Marshal(srv.args)
+			argv := []string{client, strconv.Itoa(b.N), srv.tool, string(args), decl.Command}
+			for _, a := range decl.Args {
+				argv = append(argv, newExpander(vars).expand("args", a))
+			}
+			cmd := exec.Command(py, argv...)
+			cmd.Dir = vars.Workspace
+			cmd.Env = os.Environ()
+			for k, v := range decl.Env {
+				cmd.Env = append(cmd.Env, k+"="+v)
+			}
+			cmd.Stderr = os.Stderr
+			b.ResetTimer()
+			out, err := cmd.Output()
+			b.StopTimer()
+			if err != nil {
+				b.Fatalf("seed client: %v\n%s", err, out)
+			}
+			var got struct {
+				P50 float64 `json:"p50_us"`
+				P99 float64 `json:"p99_us"`
+				CPU float64 `json:"cpu_us_per_call"`
+			}
+			if err := json.Unmarshal(out, &got); err != nil {
+				b.Fatalf("seed client said %q: %v", out, err)
+			}
+			b.ReportMetric(got.CPU, "client-cpu-µs/call")
+			b.ReportMetric(got.P50, "p50-µs")
+			b.ReportMetric(got.P99, "p99-µs")
+		})
+	}
 }

@@ -86,6 +86,10 @@ type Options struct {
 	// that mentions one is flagged. The server's own tools are always
 	// checked, by their names alone or as "server__tool".
 	OtherTools []string
+	// Flags, when set, keeps the description flags computed for the tools
+	// listed so far: connections sharing it flag each distinct tool once
+	// (a run shares one among all its attempts).
+	Flags *FlagCache
 	// Lenient keeps the mismatches between the declaration and the server
 	// (a classes entry or an allow-listed name the server does not offer,
 	// an allow-listed tool that cannot be offered) as Warnings instead of
@@ -187,10 +191,11 @@ type Conn struct {
 	callTimeout time.Duration
 
 	session *sdk.ClientSession
-	proc    *process       // nil for HTTP
-	httpTap *httpTap       // nil for stdio
-	log     *capBuffer     // stderr and the harness's notes
-	raw     *rawToolSchema // tools as sent, by name
+	proc    *process        // nil for HTTP
+	stdio   *stdioTransport // nil for HTTP
+	httpTap *httpTap        // nil for stdio
+	log     *capBuffer      // stderr and the harness's notes
+	raw     *rawToolSchema  // tools as sent, by name
 
 	info     Info
 	catalog  []ToolInfo
@@ -362,8 +367,9 @@ func (c *Conn) startStdio(vars Vars) (sdk.Transport, error) {
 	}
 	c.proc = p
 	c.info.Transport = "stdio"
-	// Our writer closes stdin; the reader is closed by process.stop.
-	return &sdk.IOTransport{Reader: p.filter, Writer: p.stdin, MaxLineLength: -1}, nil
+	// The connection closes stdin; stdout is closed by process.stop.
+	c.stdio = &stdioTransport{out: p.filter, in: p.stdin}
+	return c.stdio, nil
 }
 
 func (c *Conn) httpTransport(vars Vars) (sdk.Transport, error) {
@@ -592,10 +598,7 @@ func (c *Conn) prepare(listed []*sdk.Tool) error {
 		if err != nil && reason == "" {
 			reason = "input schema: " + err.Error()
 		}
-		info.Flags = flagTool(t.Description, schema, others)
-		if t.Title != "" {
-			info.Flags = append(info.Flags, FlagDescription("title", t.Title, others)...)
-		}
+		info.Flags = c.opts.Flags.toolFlags(t.Description, t.Title, raw, schema, others)
 		if reason == "" {
 			spec = agent.Spec{Name: info.Name, Description: t.Description, InputSchema: schema, Class: info.Class, Origin: "mcp:" + c.srv.Name}
 			reason = checkSpec(spec)

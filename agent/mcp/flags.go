@@ -1,10 +1,13 @@
 package mcp
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -220,6 +223,62 @@ func invisible(text string) string {
 		parts = append(parts, fmt.Sprintf("%d %s", counts[w], w))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// FlagCache keeps the description flags of the tools listed so far, by
+// what they were computed from: a server that lists the same catalog to
+// every attempt of a run is flagged once, not once an attempt (flagging
+// runs dozens of patterns over every description: about 2 ms per attempt
+// for the project's issue tracker). Safe for concurrent use; the zero
+// value is ready to use.
+type FlagCache struct {
+	mu       sync.Mutex
+	flags    map[string][]Flag
+	computed int
+}
+
+// Computed counts the tools whose flags were computed rather than found.
+func (c *FlagCache) Computed() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.computed
+}
+
+// toolFlags returns the flags of a listed tool (its description, title and
+// input schema as sent, seen beside the tools named in others), computing
+// them the first time; c may be nil, which computes them every time.
+func (c *FlagCache) toolFlags(description, title string, raw json.RawMessage, schema *jsonschema.Schema, others []string) []Flag {
+	compute := func() []Flag {
+		flags := flagTool(description, schema, others)
+		if title != "" {
+			flags = append(flags, FlagDescription("title", title, others)...)
+		}
+		return flags
+	}
+	if c == nil {
+		return compute()
+	}
+	var key strings.Builder
+	for _, part := range append([]string{description, title, string(raw)}, others...) {
+		key.WriteString(strconv.Itoa(len(part)))
+		key.WriteByte(':')
+		key.WriteString(part)
+	}
+	c.mu.Lock()
+	flags, ok := c.flags[key.String()]
+	c.mu.Unlock()
+	if ok {
+		return slices.Clone(flags)
+	}
+	flags = compute()
+	c.mu.Lock()
+	if c.flags == nil {
+		c.flags = map[string][]Flag{}
+	}
+	c.flags[key.String()] = flags
+	c.computed++
+	c.mu.Unlock()
+	return slices.Clone(flags)
 }
 
 // flagTool flags a tool's description and every description and title

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -104,5 +105,38 @@ func BenchmarkFlagTool(b *testing.B) {
 	others = append(others, "read_file", "write_file", "run_command", "search")
 	for b.Loop() {
 		flagTool(desc, schema, others)
+	}
+}
+
+// Connections that share a FlagCache flag each distinct tool once: a run
+// connects a server for every attempt, and its catalog does not change.
+func TestFlagsComputedOncePerCatalog(t *testing.T) {
+	var cache FlagCache
+	srv := testServer("raw", "raw", nil)
+	var first []ToolInfo
+	for i := range 3 {
+		c := connect(t, srv, Vars{Workspace: t.TempDir()}, Options{Flags: &cache, OtherTools: []string{"read_file"}})
+		if i == 0 {
+			first = c.Catalog()
+		} else if !reflect.DeepEqual(c.Catalog(), first) {
+			t.Errorf("connection %d: the catalog's flags differ from the first's", i)
+		}
+	}
+	tools := len(first)
+	if got := cache.Computed(); got != tools {
+		t.Errorf("flags computed for %d tools over 3 connections, want %d (each listed tool once)", got, tools)
+	}
+	flagged := 0
+	for _, ti := range first {
+		flagged += len(ti.Flags)
+	}
+	if flagged == 0 {
+		t.Error("no flag at all: the raw server's poisoned tool is flagged")
+	}
+	// Other tools seen beside the server change what is flagged: the
+	// same catalog beside other tools is flagged again.
+	connect(t, srv, Vars{Workspace: t.TempDir()}, Options{Flags: &cache, OtherTools: []string{"write_file"}})
+	if got := cache.Computed(); got != 2*tools {
+		t.Errorf("flags computed for %d tools, want %d after a connection beside other tools", got, 2*tools)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/benchhq/bench/internal/procio"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // process is a stdio server's subprocess. It runs in its own process group,
@@ -168,23 +169,51 @@ func (b *capBuffer) lastLines(n int, maxBytes int) string {
 			s = s[1:]
 		}
 	}
-	lines := strings.Split(s, "\n")
+	lines := collapseDrops(strings.Split(s, "\n"))
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
 }
 
-// stdoutFilter sits between a stdio server's stdout and the SDK. It passes
-// each line that is a JSON-RPC message and drops, with a note in the log,
-// anything else (a stray print, a banner, a line over the frame limit),
-// which would otherwise break the connection for the rest of the attempt.
+// dropNote starts the harness's note of a dropped stdout line.
+const dropNote = "[bench] dropped a stdout line"
+
+// collapseDrops turns a run of notes of dropped stdout lines into one
+// note with their count and the last of them: a server printing garbage
+// would otherwise fill an error message with the same line.
+func collapseDrops(lines []string) []string {
+	var out []string
+	for i := 0; i < len(lines); {
+		j := i
+		for j < len(lines) && strings.HasPrefix(lines[j], dropNote) {
+			j++
+		}
+		switch n := j - i; {
+		case n == 0:
+			out = append(out, lines[i])
+			j = i + 1
+		case n == 1:
+			out = append(out, lines[i])
+		default:
+			out = append(out, fmt.Sprintf("[bench] dropped %d stdout lines that are not JSON-RPC messages; the last: %s",
+				n, strings.TrimPrefix(lines[j-1], "[bench] dropped ")))
+		}
+		i = j
+	}
+	return out
+}
+
+// stdoutFilter reads a stdio server's stdout for the connection
+// (stdioConn): one JSON-RPC message (or batch) a line. A line that is not
+// one (a stray print, a banner, a line over the frame limit) is dropped,
+// with a note in the log, rather than break the connection for the rest
+// of the attempt. Each line is decoded once: the decoding that checks it
+// is the message handed to the SDK.
 type stdoutFilter struct {
 	r     *bufio.Reader
 	limit int
 	log   *capBuffer
-
-	pending []byte
 
 	dropped  atomic.Int64
 	lastDrop atomic.Value // string
@@ -197,31 +226,25 @@ func newStdoutFilter(r io.Reader, limit int, log *capBuffer) *stdoutFilter {
 	return &stdoutFilter{r: bufio.NewReaderSize(r, 64*1024), limit: limit, log: log}
 }
 
-// Read implements io.Reader for the SDK's transport.
-func (f *stdoutFilter) Read(p []byte) (int, error) {
-	for len(f.pending) == 0 {
+// next returns the messages of the next line that holds JSON-RPC
+// messages (more than one for a batch), dropping the lines before it that
+// do not. The error is the reader's (io.EOF when the server closed its
+// stdout).
+func (f *stdoutFilter) next() ([]jsonrpc.Message, error) {
+	for {
 		line, size, err := f.readLine()
 		if line != nil {
-			if f.accept(line) {
-				f.pending = append(line, '\n')
+			if msgs := f.accept(line); msgs != nil {
+				return msgs, nil
 			}
 		} else if size > 0 {
 			f.drop(fmt.Sprintf("a stdout line of %d bytes, over the %d-byte limit for one message", size, f.limit))
 		}
-		if err != nil && len(f.pending) == 0 {
-			return 0, err
-		}
 		if err != nil {
-			break
+			return nil, err
 		}
 	}
-	n := copy(p, f.pending)
-	f.pending = f.pending[n:]
-	return n, nil
 }
-
-// Close does nothing: the pipe is closed when the process is stopped.
-func (f *stdoutFilter) Close() error { return nil }
 
 // readLine returns the next line without its end, or (nil, size) for a line
 // longer than the limit, which is consumed and dropped.
@@ -258,27 +281,90 @@ func (f *stdoutFilter) readLine() ([]byte, int, error) {
 	}
 }
 
-// accept reports whether line is a JSON-RPC message (or batch).
-func (f *stdoutFilter) accept(line []byte) bool {
+// accept returns the JSON-RPC messages of a line, or nil (and a note)
+// when it holds none: not JSON, not version "2.0", an id that is neither
+// a number nor a string, a response without an id.
+func (f *stdoutFilter) accept(line []byte) []jsonrpc.Message {
 	trimmed := bytes.TrimSpace(line)
-	ok := false
+	var msgs []jsonrpc.Message
+	var err error
 	switch {
 	case len(trimmed) > 0 && trimmed[0] == '[':
-		ok = json.Valid(trimmed)
-	case len(trimmed) > 0 && trimmed[0] == '{':
-		var probe struct {
-			JSONRPC string `json:"jsonrpc"`
+		var batch []json.RawMessage
+		if err = json.Unmarshal(trimmed, &batch); err == nil && len(batch) == 0 {
+			err = errors.New("an empty batch")
 		}
-		ok = json.Unmarshal(trimmed, &probe) == nil && probe.JSONRPC == "2.0"
+		for _, raw := range batch {
+			var m jsonrpc.Message
+			if m, err = decodeMessage(raw); err != nil {
+				break
+			}
+			msgs = append(msgs, m)
+		}
+	case len(trimmed) > 0 && trimmed[0] == '{':
+		var m jsonrpc.Message
+		if m, err = decodeMessage(trimmed); err == nil {
+			msgs = []jsonrpc.Message{m}
+		}
+	default:
+		err = errors.New("not JSON")
 	}
-	if !ok {
+	if err != nil {
 		f.drop(fmt.Sprintf("a stdout line that is not a JSON-RPC message (%d bytes): %q", len(line), clip(string(line), 200)))
-		return false
+		return nil
 	}
 	if s := f.sniff.Load(); s != nil {
 		(*s)(trimmed)
 	}
-	return true
+	return msgs
+}
+
+// wireMessage is a JSON-RPC message as it is written.
+type wireMessage struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  json.RawMessage `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   *jsonrpc.Error  `json:"error"`
+}
+
+// decodeMessage decodes one JSON-RPC message as the SDK's
+// jsonrpc.DecodeMessage does, with encoding/json: the SDK's decoder
+// allocates a 32 KB buffer for every message it reads.
+func decodeMessage(data []byte) (jsonrpc.Message, error) {
+	var w wireMessage
+	if err := json.Unmarshal(data, &w); err != nil {
+		return nil, err
+	}
+	if w.JSONRPC != "2.0" {
+		return nil, fmt.Errorf("version %q, not \"2.0\"", w.JSONRPC)
+	}
+	var idv any
+	if len(w.ID) > 0 {
+		if err := json.Unmarshal(w.ID, &idv); err != nil {
+			return nil, err
+		}
+	}
+	id, err := jsonrpc.MakeID(idv)
+	if err != nil {
+		return nil, err
+	}
+	if len(w.Method) > 0 { // the "method" key is there: a request or notification
+		var method string
+		if err := json.Unmarshal(w.Method, &method); err != nil {
+			return nil, fmt.Errorf("method: %w", err)
+		}
+		return &jsonrpc.Request{Method: method, ID: id, Params: w.Params}, nil
+	}
+	if !id.IsValid() {
+		return nil, errors.New("a response without an id")
+	}
+	resp := &jsonrpc.Response{ID: id, Result: w.Result}
+	if w.Error != nil {
+		resp.Error = w.Error
+	}
+	return resp, nil
 }
 
 func (f *stdoutFilter) drop(what string) {

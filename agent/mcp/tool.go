@@ -51,7 +51,7 @@ func (t *Tool) Call(ctx context.Context, args map[string]any) (agent.Result, err
 	if args == nil {
 		args = map[string]any{}
 	}
-	res, err := c.session.CallTool(cctx, &sdk.CallToolParams{Name: t.info.Tool, Arguments: args})
+	res, err := c.callTool(cctx, t.info.Tool, args)
 	if err != nil {
 		if ctx.Err() != nil {
 			return agent.Result{}, fmt.Errorf("call %s: %w", t.spec.Name, ctx.Err())
@@ -60,6 +60,21 @@ func (t *Tool) Call(ctx context.Context, args map[string]any) (agent.Result, err
 		return agent.Result{Text: text, IsError: true, Kind: kind}, nil
 	}
 	return agent.Result{Text: formatResult(res, resultLimit), IsError: res.IsError}, nil
+}
+
+// callTool calls a tool on the server: directly on a stdio connection
+// (stdioConn.callTool), through the SDK otherwise.
+func (c *Conn) callTool(ctx context.Context, name string, args map[string]any) (*sdk.CallToolResult, error) {
+	if c.stdio != nil && c.stdio.conn != nil {
+		raw, err := c.stdio.conn.callTool(ctx, name, args)
+		switch {
+		case err == nil:
+			return decodeResult(raw)
+		case !errors.Is(err, errNoDirectCall):
+			return nil, err
+		}
+	}
+	return c.session.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
 }
 
 func errorResult(format string, args ...any) agent.Result {

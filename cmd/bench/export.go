@@ -46,23 +46,40 @@ func (l *listFlag) Set(s string) error {
 	return nil
 }
 
-// floatFlag is a float flag that knows whether it was set.
-type floatFlag struct{ v *float64 }
+// floatFlag is a float flag with no default of its own (-h prints none),
+// that knows whether it was set: v is nil until it is, or points where the
+// value goes.
+type floatFlag struct {
+	v   *float64
+	set bool
+}
 
 func (f *floatFlag) String() string {
-	if f.v == nil {
+	if f == nil || f.v == nil || !f.set {
 		return ""
 	}
 	return strconv.FormatFloat(*f.v, 'g', -1, 64)
 }
 
+// Set parses a number.
 func (f *floatFlag) Set(s string) error {
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil {
 		return errors.New("want a number")
 	}
-	f.v = &v
+	if f.v == nil {
+		f.v = new(float64)
+	}
+	*f.v, f.set = v, true
 	return nil
+}
+
+// Get implements flag.Getter: the flag holds a number.
+func (f *floatFlag) Get() any {
+	if f.v == nil {
+		return 0.0
+	}
+	return *f.v
 }
 
 func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -118,8 +135,12 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return exportError(err, *db)
 	}
-	fmt.Fprintf(stderr, "exported %d attempts from %d groups of run %s to %s", stats.Lines, stats.Groups,
-		strings.Join(stats.Runs, ", "), dest)
+	runWord := "run"
+	if len(stats.Runs) > 1 {
+		runWord = "runs"
+	}
+	fmt.Fprintf(stderr, "exported %s from %s of %s %s to %s", count(stats.Lines, "attempt"), count(stats.Groups, "group"),
+		runWord, strings.Join(stats.Runs, ", "), dest)
 	if len(stats.Methods) > 0 {
 		fmt.Fprintf(stderr, " (advantages: %s)", strings.Join(stats.Methods, ", "))
 	}
@@ -192,4 +213,12 @@ func writeFileAtomic(path string, write func(io.Writer) error) error {
 		return fmt.Errorf("export: write %s: %w", path, err)
 	}
 	return nil
+}
+
+// count writes n and the word, with an s unless n is 1.
+func count(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }

@@ -245,7 +245,7 @@ func TestReportCommandFormats(t *testing.T) {
 		t.Errorf("report %+v", rep)
 	}
 	code, stdout, _ = bench(t, "report", "--db", db, "--k", "1", "r1")
-	if code != 0 || !strings.Contains(stdout, "Against base, paired") || !strings.Contains(stdout, "zero-variance groups: 2 of 4 (50%)") ||
+	if code != 0 || !strings.Contains(stdout, "Against base, paired") || !strings.Contains(stdout, "zero-variance groups: 2 of 4 groups (50%)") ||
 		!strings.Contains(stdout, "advantages: drgrpo, for all 7 finished attempts") {
 		t.Errorf("exit %d, table:\n%s", code, stdout)
 	}

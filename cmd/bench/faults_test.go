@@ -296,3 +296,105 @@ func TestFaultDiskFull(t *testing.T) {
 	}
 	checkComplete(t, moved, "full", 60)
 }
+
+// A run whose bench was killed showed as running forever: bench runs tells
+// it from a run in progress by the lock its bench holds, and a second
+// bench cannot run a run already being run.
+func TestFaultKilledRunShowsStale(t *testing.T) {
+	srv := ollamatest.New(solveRecipeScript(t, 300*time.Millisecond))
+	defer srv.Close()
+	db := filepath.Join(t.TempDir(), "bench.db")
+	p := startBench(t, runArgs(srv, db, "watched", 8)...)
+	waitStored(t, db, 1, p)
+	status := func() string {
+		code, out, stderr := bench(t, "runs", "--db", db)
+		if code != 0 {
+			t.Fatalf("runs: exit %d: %s", code, stderr)
+		}
+		for _, l := range strings.Split(out, "\n") {
+			if f := strings.Fields(l); len(f) > 3 && f[0] == "watched" {
+				return f[3]
+			}
+		}
+		t.Fatalf("runs lists no run watched:\n%s", out)
+		return ""
+	}
+	if s := status(); s != "running" {
+		t.Errorf("status while its bench runs it: %q, want running", s)
+	}
+	second := startBench(t, runArgs(srv, db, "watched", 8)...)
+	if code := second.wait(t); code == 0 || !strings.Contains(second.stderr.String(), "is being run by pid") {
+		t.Errorf("a second bench on the same run: exit %d, stderr %s", code, second.stderr.String())
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	p.wait(t)
+	if s := status(); s != "stale" {
+		t.Errorf("status after its bench was killed: %q, want stale", s)
+	}
+	code, out, _ := bench(t, "runs", "--db", db)
+	if code != 0 || !strings.Contains(out, "bench run --resume watched") {
+		t.Errorf("runs does not say how to continue the stale run:\n%s", out)
+	}
+}
+
+// TestFaultSIGINTDuringHiddenTests: Ctrl-C while an attempt's hidden tests
+// run stops them at once (they are killed with their sandbox), drops the
+// attempt, which is not scored and runs again on resume, and leaves no
+// process behind. bench does not wait for the tests to finish.
+func TestFaultSIGINTDuringHiddenTests(t *testing.T) {
+	const marker = "sleep 4737"
+	dir := filepath.Join(t.TempDir(), "slow-tests")
+	for name, body := range map[string]string{
+		"task.toml":       "format = 1\ninstruction = \"x\"\n[tests]\ncommand = \"" + marker + "\"\ntimeout = \"10m\"\n",
+		"workspace/a.txt": "a",
+	} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := ollamatest.New(ollamatest.Turns(ollamatest.Reply{Content: "done"}))
+	defer srv.Close()
+	db := filepath.Join(t.TempDir(), "bench.db")
+	p := startBench(t, "run", "--host", srv.URL, "--model", "fake", "--task", dir, "--attempts", "1",
+		"--db", db, "--name", "slow", "--no-progress")
+	for deadline := time.Now().Add(2 * time.Minute); len(processesWith(marker)) == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the hidden tests never started\nstderr: %s", p.stderr.String())
+		}
+	}
+	sent := time.Now()
+	_ = p.cmd.Process.Signal(syscall.SIGINT)
+	if code := p.wait(t); code != 1 {
+		t.Errorf("exit %d after SIGINT, want 1\nstderr: %s", code, p.stderr.String())
+	}
+	// A figure, not an assertion: the machine may be loaded.
+	t.Logf("SIGINT to exit with the hidden tests running: %s", time.Since(sent).Round(time.Millisecond))
+	if left := processesWith(marker); len(left) > 0 {
+		t.Errorf("the hidden tests outlived bench: %v", left)
+	}
+	if got := stored(db, `SELECT count(*) FROM attempts WHERE status = 'finished'`); got != 0 {
+		t.Errorf("%d attempts stored as scored, want none: the interrupted one runs again on resume", got)
+	}
+	if !strings.Contains(p.stderr.String(), "bench run --resume slow") {
+		t.Errorf("stderr does not say how to resume:\n%s", p.stderr.String())
+	}
+}
+
+// processesWith lists the processes whose command line holds marker.
+func processesWith(marker string) []string {
+	var out []string
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		if cmd := strings.ReplaceAll(string(b), "\x00", " "); strings.Contains(cmd, marker) && !strings.Contains(cmd, "bwrap") {
+			out = append(out, filepath.Base(filepath.Dir(p))+": "+cmd)
+		}
+	}
+	return out
+}

@@ -6,7 +6,9 @@
 //	bench validate tasks/suites/examples    check tasks without a model
 //	bench report                            summary of the latest run
 //	bench merge out.db shard-*.db           put the shards of a run back together
+//	bench view                              browse the results in a web browser
 //	bench mcp inspect -- CMD ARGS...        look at an MCP server before attaching it
+//	bench mcp call TOOL '{}' -- CMD ARGS... call one of its tools by hand
 package main
 
 import (
@@ -27,21 +29,34 @@ const version = "0.1.0"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	done := make(chan struct{})
+	finish := watchSignal(ctx, stop, os.Stderr)
+	code := Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	finish()
+	stop()
+	os.Exit(code)
+}
+
+// watchSignal says, when ctx ends by a signal, that bench is stopping,
+// and hands the next signal back to the default handler (stop), so that a
+// second Ctrl-C quits at once. finish ends the watch and returns once it
+// has ended: cancelling ctx afterwards (stop at exit) says nothing. It
+// must, or the watch could see ctx end at exit and say "stopping" after a
+// command that got no signal.
+func watchSignal(ctx context.Context, stop func(), stderr io.Writer) (finish func()) {
+	done, exited := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(exited)
 		select {
 		case <-done:
 		case <-ctx.Done():
-			// The first signal stops cleanly; the next one goes back to
-			// the default handler, so that a second Ctrl-C quits at once.
 			stop()
-			fmt.Fprintln(os.Stderr, "\nbench: stopping: attempts in flight are dropped and run again on resume (Ctrl-C again to quit now)")
+			fmt.Fprintln(stderr, "\nbench: stopping: attempts in flight are dropped and run again on resume (Ctrl-C again to quit now)")
 		}
 	}()
-	code := Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	close(done)
-	stop()
-	os.Exit(code)
+	return func() {
+		close(done)
+		<-exited
+	}
 }
 
 // usageError is a mistake in how bench was called: exit status 2.
@@ -56,16 +71,20 @@ func usagef(format string, args ...any) error {
 const usage = `bench: a benchmark harness for tool-using agents on local models
 
 Usage:
-  bench run [flags]             run a suite (or one task) G times per task and score every attempt
-  bench validate [SUITE|TASK]   check that reference solutions pass and untouched workspaces fail
-  bench runs                    the stored runs, newest first, with their progress
-  bench report [RUN]            summary of a stored run (default: the latest)
-  bench export [flags]          attempts as JSONL training data (messages + tools, rewards, advantages)
-  bench merge OUT.db IN.db...   put the shards of a run (bench run --shard I/N) back together
-  bench overhead --model M      prompt tokens each tool and server adds to every request
-  bench mcp inspect -- CMD...   connect to an MCP server and show what bench would offer
-  bench mcp serve issues        the project's example MCP server (an issue tracker)
-  bench version                 print the version
+  bench run [flags]              run a suite G times per task, score attempts
+  bench validate [SUITE|TASK]    check solutions pass, untouched workspaces
+                                 fail, and task servers start
+  bench runs                     the stored runs, newest first, with progress
+  bench report [RUN]             the report of a stored run (default: latest)
+  bench export [flags]           attempts as JSONL training data
+  bench merge OUT.db IN.db...    put a run's shards (run --shard I/N) together
+  bench cache [list|clear]       the tasks' prepared environments
+  bench view [flags]             browse runs and trajectories in a browser
+  bench overhead --model M       prompt tokens each tool adds to a request
+  bench mcp inspect -- CMD...    what bench would offer of an MCP server
+  bench mcp call TOOL -- CMD...  call one tool of an MCP server, as a run would
+  bench mcp serve issues         the project's example MCP server
+  bench version                  print the version
 
 Run 'bench COMMAND -h' for a command's flags.
 `
@@ -87,10 +106,14 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdReport(ctx, args[1:], stdout, stderr)
 	case "runs":
 		err = cmdRuns(ctx, args[1:], stdout, stderr)
+	case "cache":
+		err = cmdCache(ctx, args[1:], stdout, stderr)
 	case "export":
 		err = cmdExport(ctx, args[1:], stdout, stderr)
 	case "merge":
 		err = cmdMerge(ctx, args[1:], stdout, stderr)
+	case "view":
+		err = cmdView(ctx, args[1:], stdout, stderr)
 	case "overhead":
 		err = cmdOverhead(ctx, args[1:], stdout, stderr)
 	case "mcp":
@@ -121,7 +144,7 @@ func exitCode(err error, stderr io.Writer) int {
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "bench: %s\n", ue.msg)
 		return 2
-	case errors.As(err, &fe), errors.Is(err, results.ErrNotBenchDatabase):
+	case errors.As(err, &fe), errors.Is(err, results.ErrNotBenchDatabase), errors.Is(err, results.ErrNewerSchema):
 		// Bad input files: one line, the same status as a usage error.
 		fmt.Fprintf(stderr, "bench: %v\n", err)
 		return 2

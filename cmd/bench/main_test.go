@@ -45,7 +45,7 @@ func TestBadInputIsOneLineAndStatus2(t *testing.T) {
 		{"bad task file", []string{"run", "--model", "m", "--db", db, "--task", badTask}, "tests.timeout"},
 		{"resume with model", []string{"run", "--resume", "r1", "--model", "m", "--db", db}, "conflict"},
 		{"resume with limits", []string{"run", "--resume", "r1", "--max-turns", "3", "--db", db}, "conflict"},
-		{"bad max-tries", []string{"run", "--model", "m", "--db", db, "--task", recipeTask, "--max-tries", "-1"}, "max_tries"},
+		{"bad max-tries", []string{"run", "--model", "m", "--db", db, "--task", recipeTask, "--max-tries", "-1"}, "--max-tries"},
 		{"unknown flag", []string{"run", "--modle", "m"}, "modle"},
 		{"bad attempts", []string{"run", "--model", "m", "--db", db, "--attempts", "0", "--task", recipeTask}, "--attempts"},
 		{"bad advantage", []string{"run", "--model", "m", "--db", db, "--advantage", "ppo", "--task", recipeTask}, "--advantage"},
@@ -110,6 +110,9 @@ func TestRunStopsWhenModelIsMissing(t *testing.T) {
 	code, _, stderr := bench(t, "run", "--host", srv.URL, "--model", "qwen3:8b", "--task", recipeTask, "--db", db)
 	if code != 1 {
 		t.Errorf("exit %d, want 1", code)
+	}
+	if strings.Contains(stderr, "results in") {
+		t.Errorf("stderr %q says where results are, but nothing was stored", stderr)
 	}
 	if !strings.Contains(stderr, "ollama pull qwen3:8b") || !strings.Contains(stderr, "No attempt was run") {
 		t.Errorf("stderr %q should say to pull the model and that nothing ran", stderr)
@@ -219,5 +222,26 @@ func TestServerFailingDiscoveryStopsTheRun(t *testing.T) {
 		if r.Options["seed"] != nil {
 			t.Fatalf("an attempt ran")
 		}
+	}
+}
+
+// TestRefusesWithoutIsolation: without bubblewrap, run and validate stop
+// before anything runs, say how to install it or how to go on unisolated,
+// and leave no database behind; they never fall back on their own.
+func TestRefusesWithoutIsolation(t *testing.T) {
+	t.Setenv("PATH", t.TempDir()) // no bwrap, no prlimit
+	db := filepath.Join(t.TempDir(), "bench.db")
+	for _, args := range [][]string{
+		{"run", "--model", "fake", "--host", "http://127.0.0.1:1", "--task", recipeTask, "--db", db},
+		{"run", "--model", "fake", "--host", "http://127.0.0.1:1", "--task", recipeTask, "--db", db, "--sandbox", "auto"},
+		{"validate", recipeTask},
+	} {
+		code, _, stderr := bench(t, args...)
+		if code == 0 || !strings.Contains(stderr, "apt-get install bubblewrap") || !strings.Contains(stderr, "--sandbox off") {
+			t.Errorf("%v: exit %d, stderr %q; want a refusal that says how to install bubblewrap or pass --sandbox off", args, code, stderr)
+		}
+	}
+	if _, err := os.Stat(db); err == nil {
+		t.Error("a refused run left a database behind")
 	}
 }

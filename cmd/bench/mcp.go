@@ -24,6 +24,10 @@ const mcpUsage = `Usage:
   bench mcp inspect [flags] -- COMMAND [ARGS...]   a stdio server
   bench mcp inspect [flags] --url URL              a Streamable HTTP server
   bench mcp inspect --task DIR [--server NAME]     a server as a task declares it
+  bench mcp call [flags] TOOL ['JSON'] -- COMMAND [ARGS...]
+  bench mcp call [flags] --url URL TOOL ['JSON']
+  bench mcp call --task DIR [--server NAME] TOOL ['JSON']
+                                                   call one tool by hand, as a run would
   bench mcp serve issues --file PATH               the example issue tracker, over stdio
 `
 
@@ -52,13 +56,15 @@ func cmdMCP(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "inspect":
 		return cmdMCPInspect(ctx, args[1:], stdout, stderr)
+	case "call":
+		return cmdMCPCall(ctx, args[1:], stdout, stderr)
 	case "serve":
 		return cmdMCPServe(ctx, args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, mcpUsage)
 		return 0
 	}
-	fmt.Fprintf(stderr, "bench mcp: unknown subcommand %q (expected inspect or serve)\n", args[0])
+	fmt.Fprintf(stderr, "bench mcp: unknown subcommand %q (expected inspect, call or serve)\n", args[0])
 	return 2
 }
 
@@ -95,9 +101,10 @@ type inspectFlags struct {
 	asJSON       bool
 }
 
-func cmdMCPInspect(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	var f inspectFlags
-	fs := flag.NewFlagSet("mcp inspect", flag.ContinueOnError)
+// connectionFlags defines the flags that say which server to connect to
+// and how, shared by `bench mcp inspect` and `bench mcp call`.
+func connectionFlags(name string, f *inspectFlags) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&f.name, "name", "server", "the server's name: its tools are shown as NAME__TOOL")
 	fs.StringVar(&f.url, "url", "", "URL of a Streamable HTTP server")
@@ -108,6 +115,12 @@ func cmdMCPInspect(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs.StringVar(&f.task, "task", "", "task folder: inspect a server its task.toml declares")
 	fs.StringVar(&f.server, "server", "", "with --task: the name of the server to inspect (default: the only one)")
 	fs.DurationVar(&f.timeout, "timeout", mcp.DefaultStartTimeout, "how long to wait for the server to start and list its tools")
+	return fs
+}
+
+func cmdMCPInspect(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var f inspectFlags
+	fs := connectionFlags("mcp inspect", &f)
 	fs.BoolVar(&f.asJSON, "json", false, "print JSON (info, tools, notes) instead of text")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

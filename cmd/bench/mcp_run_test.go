@@ -9,6 +9,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/benchhq/bench/internal/sandboxtest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -31,7 +32,7 @@ func TestMain(m *testing.M) {
 		serveFaulty(mode)
 		return
 	}
-	os.Exit(m.Run())
+	os.Exit(sandboxtest.RunWithCache(m))
 }
 
 type lookupArgs struct {

@@ -13,8 +13,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/benchhq/bench/agent"
+	"github.com/benchhq/bench/agent/mcp"
 	"github.com/benchhq/bench/endpoint"
 	"github.com/benchhq/bench/overhead"
 	"github.com/benchhq/bench/results"
@@ -59,7 +61,8 @@ type overheadFlags struct {
 	svg    string
 	width  int
 	// servers are attached to every arm, as with bench run.
-	servers serverList
+	servers      serverList // startTimeout bounds each MCP server's start.
+	startTimeout time.Duration
 }
 
 // cmdOverhead is `bench overhead`: it measures the prompt tokens of each
@@ -74,6 +77,7 @@ func cmdOverhead(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.IntVar(&f.numCtx, "num-ctx", 0, fmt.Sprintf("context window, num_ctx (default: the run file's, or %d)", runner.DefaultNumCtx))
 	fs.StringVar(&f.tools, "tools", "", "comma-separated built-in tools to offer (default all)")
 	fs.Var(&f.servers, "server", serverFlagHelp)
+	fs.DurationVar(&f.startTimeout, "server-start-timeout", mcp.DefaultStartTimeout, startTimeoutHelp)
 	fs.StringVar(&f.arms, "arm", "", "comma-separated arms of the run file to measure (default all)")
 	fs.StringVar(&f.task, "task", "", "a task folder: its MCP servers are measured too, and fill {task}, {data} and {workspace}")
 	fs.Float64Var(&f.turns, "turns", 0, fmt.Sprintf("turns per attempt, for the cost of an attempt (default %d)", DefaultOverheadTurns))
@@ -100,6 +104,8 @@ func cmdOverhead(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return usagef("overhead: --num-ctx: expected a positive number, got %d", f.numCtx)
 	case f.width < 1:
 		return usagef("overhead: --width: expected a positive number, got %d", f.width)
+	case f.startTimeout <= 0:
+		return usagef("overhead: --server-start-timeout: expected a positive duration such as \"90s\", got %s", f.startTimeout)
 	}
 	if f.svg != "" {
 		if fi, err := os.Stat(filepath.Dir(f.svg)); err != nil || !fi.IsDir() {
@@ -159,13 +165,26 @@ func cmdOverhead(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return usagef("overhead: --host: %v", err)
 	}
 	model := ep.Model
+	// Ollama lowers a num_ctx above the model's context length to it,
+	// silently: the counts are judged against the smaller of the two.
+	modelCtx, err := agent.ModelContextLength(ctx, model, modelName)
+	switch {
+	case agent.OnlyUnknown(err):
+		fmt.Fprintf(stderr, "warning: the model server did not give the context length of %s (%v): truncation is judged against num_ctx alone\n", modelName, err)
+	case err != nil:
+		return agent.WithHint(err)
+	}
+	numCtx, _ := agent.NumCtx(opts)
+	if w := agent.ContextWarning(modelName, numCtx, modelCtx); w != "" {
+		fmt.Fprintf(stderr, "warning: %s\n", w)
+	}
 
 	var reports []*overhead.Report
 	for i, arm := range arms {
 		if i > 0 {
 			fmt.Fprintln(stdout)
 		}
-		r, err := measureArm(ctx, model, modelName, opts, arm, task, stderr)
+		r, err := measureArm(ctx, model, modelName, opts, modelCtx, arm, task, f.startTimeout, stderr)
 		if err != nil {
 			if len(arms) > 1 || arm.Name != "default" {
 				return fmt.Errorf("arm %s: %w", arm.Name, err)
@@ -271,8 +290,8 @@ func taskPlaceholder(srv tasks.Server) string {
 // measureArm measures an arm's tool sets, as a run does at its start
 // (runner.Runner.ToolSets), with the task's own servers too when a task
 // is given.
-func measureArm(ctx context.Context, model agent.Model, modelName string, opts map[string]any, arm runner.Arm, task *tasks.Task, stderr io.Writer) (*overhead.Report, error) {
-	r := &runner.Runner{Model: model, Log: stderr}
+func measureArm(ctx context.Context, model agent.Model, modelName string, opts map[string]any, modelCtx int, arm runner.Arm, task *tasks.Task, startTimeout time.Duration, stderr io.Writer) (*overhead.Report, error) {
+	r := &runner.Runner{Model: model, Log: stderr, StartTimeout: startTimeout}
 	r.BenchPath, _ = os.Executable()
 	list := arm.Servers
 	if task != nil {
@@ -287,7 +306,7 @@ func measureArm(ctx context.Context, model agent.Model, modelName string, opts m
 		n += len(s.Tools)
 	}
 	fmt.Fprintf(stderr, "measuring arm %s: %d tools in %d sets, model %s, num_ctx %v\n", arm.Name, n, len(sets), modelName, opts["num_ctx"])
-	rep, err := overhead.Measure(ctx, model, modelName, opts, sets)
+	rep, err := overhead.Measure(ctx, model, modelName, opts, modelCtx, sets)
 	if err != nil {
 		return nil, err
 	}

@@ -305,7 +305,7 @@ func TestOverheadBadInput(t *testing.T) {
 		{"unknown tool", []string{"--model", "m", "--tools", "read_file,grep"}, `no built-in tool "grep"`},
 		{"svg folder", []string{"--model", "m", "--svg", filepath.Join(dir, "nope", "c.svg")}, "--svg"},
 		{"run db missing", []string{"--model", "m", "--run", "r1", "--db", filepath.Join(dir, "none.db")}, "no such file"},
-		{"bad host", []string{"--model", "m", "--host", "nohost"}, "--host"},
+		{"bad host", []string{"--model", "m", "--host", "nohost:port"}, "--host"},
 		{"tools with arms", []string{"--config", twoArms, "--tools", "search"}, "--tools conflicts"},
 		{"arm's unknown tool", []string{"--config", twoArms}, `arm b: tools: no built-in tool "nope"`},
 		{"unknown arm", []string{"--config", twoArms, "--arm", "c"}, `no arm "c" (the arms are: a, b)`},
@@ -389,5 +389,35 @@ func TestOverheadOpenAI(t *testing.T) {
 	}
 	if code, _, stderr := overheadCmd(t, "--api", "openai", "--model", "fake"); code != 2 || !strings.Contains(stderr, "--host") {
 		t.Errorf("--api openai without --host: exit %d, %q", code, stderr)
+	}
+}
+
+// The issue's case against a real server: num_ctx 8192 sent to a model
+// whose own context (here 300) is below the prompt with the built-in
+// tools. Ollama cut that prompt silently; bench printed the tools as a
+// plain figure and a negative framing as if measured. Now it warns before
+// measuring and prints bounds.
+func TestOverheadModelContextBelowNumCtx(t *testing.T) {
+	srv := ollamatest.New(ollamatest.Turns(), ollamatest.WithContextLength(300))
+	defer srv.Close()
+	code, stdout, stderr := overheadCmd(t, "--host", srv.URL, "--model", "fake", "--num-ctx", "8192")
+	if code != 0 {
+		t.Fatalf("exit %d\nstderr: %s", code, stderr)
+	}
+	warn, measure := strings.Index(stderr, "above the context length of fake (300)"), strings.Index(stderr, "measuring arm")
+	if warn < 0 || warn > measure {
+		t.Errorf("no warning before measuring that num_ctx is above the model's context:\n%s", stderr)
+	}
+	row := tableRow(t, stdout, "builtin (6 tools)")
+	// TOKENS and FRAMING come from the cut prompt: at least what they
+	// say; ONE BY ONE adds up tools that each fit: exact.
+	if !strings.HasPrefix(row[0], "≥") || !strings.HasPrefix(row[len(row)-1], "≥") || strings.HasPrefix(row[len(row)-2], "≥") {
+		t.Errorf("builtin row %q: want TOKENS and FRAMING as lower bounds, ONE BY ONE exact", row)
+	}
+	if !strings.Contains(stdout, "lowered to the model's context, 300") {
+		t.Errorf("title does not say num_ctx was lowered:\n%s", stdout)
+	}
+	if strings.Contains(stderr, "--num-ctx") {
+		t.Errorf("suggests a larger --num-ctx, which Ollama would lower again:\n%s", stderr)
 	}
 }

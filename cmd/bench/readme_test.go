@@ -56,3 +56,46 @@ func TestReadmeRunFileLoads(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// The shipped example run file loads as it is, from its own folder, and
+// its approver exists.
+func TestShippedRunFileLoads(t *testing.T) {
+	rf, err := runner.LoadRunFile("../../docs/examples/run.toml")
+	if err != nil {
+		t.Fatalf("docs/examples/run.toml does not load: %v", err)
+	}
+	plan, err := planFromFlags(&runFlags{}, map[string]bool{}, rf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := plan.Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	if len(plan.Suite.Tasks) != 2 || len(plan.Arms) != 3 {
+		t.Errorf("tasks %d, arms %+v", len(plan.Suite.Tasks), plan.Arms)
+	}
+}
+
+// docs/tasks.md lists every task of the example suite (it listed 11 of 13).
+func TestTasksDocListsEveryExampleTask(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/tasks.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, ok := strings.Cut(string(doc), "## The example suite")
+	if !ok {
+		t.Fatal("docs/tasks.md has no example-suite section")
+	}
+	entries, err := os.ReadDir("../../" + DefaultSuite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if _, err := os.Stat(filepath.Join("../../"+DefaultSuite, e.Name(), "task.toml")); err != nil {
+			continue
+		}
+		if !strings.Contains(table, "| `"+e.Name()+"` |") {
+			t.Errorf("docs/tasks.md's example suite does not list %s", e.Name())
+		}
+	}
+}

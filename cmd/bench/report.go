@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/benchhq/bench/results"
+	"github.com/benchhq/bench/view"
 )
 
 const reportUsage = `Usage: bench report [flags] [RUN]
@@ -18,7 +19,9 @@ Prints the report of a stored run (default: the latest): the run's plan,
 then per task and arm the passes, pass@k, pass^k, turns, tokens and wall
 time, then per arm the pass rate with its 95% interval, denials and
 truncated turns, then each arm compared with the first (paired tests),
-and the share of groups with no training signal.
+and the share of groups with no training signal. --format html writes the
+run page of bench view as one self-contained file to share (styles
+inlined, no script, nothing fetched).
 
 Flags:
 `
@@ -26,7 +29,7 @@ Flags:
 func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("report", stderr, reportUsage)
 	db := fs.String("db", "bench.db", "SQLite file of results")
-	format := fs.String("format", "table", "output format: table, json, markdown or csv")
+	format := fs.String("format", "table", "output format: table, json, markdown, csv or html")
 	ks := fs.String("k", "", "comma-separated k of pass@k and pass^k, each from 1 to G (default 1, the powers of 2 below G, and G)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -34,9 +37,10 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if fs.NArg() > 1 {
 		return usagef("report: expected at most one run id, got %d arguments", fs.NArg())
 	}
+	html := *format == "html"
 	f, err := results.ParseFormat(*format)
-	if err != nil {
-		return usagef("report: --format: %v", err)
+	if err != nil && !html {
+		return usagef("report: --format: %v, or html", err)
 	}
 	kList, err := parseKs(*ks)
 	if err != nil {
@@ -53,6 +57,10 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	} else {
 		run, err = store.LatestRun(ctx)
 	}
+	var noRun *results.NoRunError
+	if errors.As(err, &noRun) {
+		return usagef("report: no run %s in %s ('bench runs --db %s' lists them)", noRun.ID, *db, *db)
+	}
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
@@ -60,6 +68,9 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if k > run.AttemptsPerTask {
 			return usagef("report: --k %d: run %s has G = %d attempts per task, want k <= %d", k, run.ID, run.AttemptsPerTask, run.AttemptsPerTask)
 		}
+	}
+	if html {
+		return view.WriteReport(ctx, stdout, store, run.ID, *db, results.ReportOptions{Ks: kList})
 	}
 	rep, err := store.Report(ctx, run.ID, results.ReportOptions{Ks: kList})
 	if err != nil {

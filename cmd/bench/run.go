@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/benchhq/bench/agent"
+	"github.com/benchhq/bench/agent/mcp"
 	"github.com/benchhq/bench/endpoint"
 	"github.com/benchhq/bench/evaluator"
 	"github.com/benchhq/bench/results"
@@ -61,6 +63,10 @@ type runFlags struct {
 	approver    string
 	sandbox     string
 	servers     serverList
+	// startTimeout bounds each MCP server's start.
+	startTimeout time.Duration
+	// envDir is where prepared environments are kept.
+	envDir string
 }
 
 // serverList is a repeatable --server flag: each value declares one MCP
@@ -78,6 +84,10 @@ func (l *serverList) Set(v string) error {
 	*l = append(*l, s)
 	return nil
 }
+
+// startTimeoutHelp documents --server-start-timeout for every command
+// that takes it.
+const startTimeoutHelp = "how long an MCP server may take to start, negotiate and list its tools"
 
 // serverFlagHelp documents --server for every command that takes it.
 const serverFlagHelp = "attach an MCP server to every arm (repeatable), as a TOML inline table: " +
@@ -124,9 +134,46 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		return errHelp
 	}
 	if err != nil {
-		return usagef("%s: %v (see 'bench %s -h')", fs.Name(), err, fs.Name())
+		return usagef("%s: %v (see 'bench %s -h')", fs.Name(), flagValueError(fs, err), fs.Name())
 	}
 	return nil
+}
+
+// flagValueError rewrites the flag package's "invalid value "10" for flag
+// -wall-time: parse error" as what was expected, the way a bench file's
+// field error says it: "--wall-time: expected a duration such as "90s" or
+// "5m", got "10"". Other errors are returned as they are.
+func flagValueError(fs *flag.FlagSet, err error) error {
+	var value, name string
+	if n, _ := fmt.Sscanf(err.Error(), "invalid value %q for flag -%s", &value, &name); n != 2 {
+		return err
+	}
+	name = strings.TrimSuffix(name, ":")
+	fl := fs.Lookup(name)
+	if fl == nil {
+		return err
+	}
+	g, ok := fl.Value.(flag.Getter)
+	if !ok {
+		return err
+	}
+	msg := ""
+	switch g.Get().(type) {
+	case time.Duration:
+		if _, derr := tasks.ParseDuration(value); derr != nil {
+			msg = derr.Error()
+		}
+	case int, int64, uint, uint64:
+		msg = fmt.Sprintf("expected an integer, got %q", value)
+	case float64:
+		msg = fmt.Sprintf("expected a number, got %q", value)
+	case bool:
+		msg = fmt.Sprintf("expected true or false, got %q", value)
+	}
+	if msg == "" {
+		return err
+	}
+	return fmt.Errorf("--%s: %s", name, msg)
 }
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -147,7 +194,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.StringVar(&f.api, "api", "", "API of the model servers: ollama (default, native /api/chat) or openai (/v1/chat/completions: vLLM, SGLang, llama.cpp, LM Studio)")
 	fs.BoolVar(&f.allowMixed, "allow-mixed-models", false, "run even when the endpoints serve different weights under the model's name (their digests differ)")
 	fs.StringVar(&f.shard, "shard", "", "run only shard I of N of the plan (I from 0), e.g. --shard $JOB_COMPLETION_INDEX/8; needs --name; put the shards together with bench merge")
-	fs.Float64Var(&f.temperature, "temperature", -1, "sampling temperature (default: the model's)")
+	temperature := floatFlag{v: &f.temperature}
+	fs.Var(&temperature, "temperature", "sampling temperature `T`, 0 or more (default: the model's)")
 	fs.IntVar(&f.numCtx, "num-ctx", 0, fmt.Sprintf("context window, num_ctx (default %d)", runner.DefaultNumCtx))
 	fs.IntVar(&f.numPredict, "num-predict", 0, fmt.Sprintf("max tokens per reply, num_predict (default %d)", runner.DefaultNumPredict))
 	fs.IntVar(&f.maxTurns, "max-turns", 0, "override every task's turn limit")
@@ -156,12 +204,14 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.StringVar(&f.tools, "tools", "", "comma-separated built-in tools to offer (default all)")
 	fs.StringVar(&f.resume, "resume", "", "continue the stored run of this id")
 	fs.BoolVar(&f.keep, "keep-workspaces", false, "keep each attempt's temp folder for debugging")
-	fs.BoolVar(&f.noProgress, "no-progress", false, "no live progress bar")
+	fs.BoolVar(&f.noProgress, "no-progress", false, "no progress: neither the live bar (on a terminal) nor a line per finished attempt (otherwise)")
 	fs.IntVar(&f.maxTries, "max-tries", 0, fmt.Sprintf("tries of an attempt cut short by an infrastructure failure (default %d)", runner.DefaultMaxTries))
 	fs.DurationVar(&f.reqTimeout, "request-timeout", 0, "bound on one model request; no reply in time is an infrastructure failure (default 10m)")
 	fs.Var(&f.servers, "server", serverFlagHelp)
+	fs.DurationVar(&f.startTimeout, "server-start-timeout", mcp.DefaultStartTimeout, startTimeoutHelp)
 	fs.StringVar(&f.profile, "profile", "", "permission profile: full, standard (default), no-exec, read-only, ask-exec, or one of the run file's")
 	fs.StringVar(&f.approver, "approver", "", "who answers calls the profile asks about: deny (default), allow, terminal, command:PROG ARGS")
+	fs.StringVar(&f.envDir, "cache", "", "`folder` where the tasks' prepared environments are kept (default $BENCH_CACHE/envs or ~/.cache/bench/envs; bench cache lists and clears them)")
 	fs.StringVar(&f.sandbox, "sandbox", "", "isolate commands and hidden tests with bubblewrap: required (default; refuse without it) or off (run them on the host, unisolated: the run is marked so)")
 	fs.StringVar(&f.advantage, "advantage", "", "advantage method stored per attempt: grpo, grpo-batch, drgrpo, rloo (default grpo)")
 	if err := parseFlags(fs, args); err != nil {
@@ -172,6 +222,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	set := map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	if err := checkRunFlags(&f, set); err != nil {
+		return err
+	}
+	if f.startTimeout <= 0 {
+		return usagef("run: --server-start-timeout: expected a positive duration such as \"90s\", got %s", f.startTimeout)
+	}
 	if set["task"] && set["suite"] {
 		return usagef("run: --task and --suite conflict: give one")
 	}
@@ -183,11 +239,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		// A resumed run keeps its plan: only what paces it may be given.
 		paces := map[string]bool{"resume": true, "db": true, "host": true, "concurrency": true, "j": true,
 			"keep-workspaces": true, "request-timeout": true, "sandbox": true, "no-progress": true, "max-tries": true,
-			"allow-mixed-models": true}
+			"allow-mixed-models": true, "server-start-timeout": true, "cache": true}
 		var conflict error
 		fs.Visit(func(fl *flag.Flag) {
 			if !paces[fl.Name] && conflict == nil {
-				conflict = usagef("run: --resume and --%s conflict: a resumed run keeps its plan (it may change only --concurrency, --max-tries, --request-timeout, --keep-workspaces, --sandbox, --host, --allow-mixed-models)", fl.Name)
+				conflict = usagef("run: --resume and --%s conflict: a resumed run keeps its plan (it may change only --concurrency, --max-tries, --request-timeout, --server-start-timeout, --keep-workspaces, --sandbox, --host, --allow-mixed-models, --no-progress)", fl.Name)
 			}
 		})
 		if conflict != nil {
@@ -232,6 +288,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	dbPath := first(f.db, rf.Resolve(rf.DB), "bench.db")
 	_, statErr := os.Stat(dbPath)
 	newDB := os.IsNotExist(statErr)
+	if newDB && f.resume != "" {
+		return usagef("run: --resume %s: --db %s: no such file", f.resume, dbPath)
+	}
 	store, err := results.Open(ctx, dbPath)
 	if err != nil {
 		return err
@@ -246,6 +305,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	runID := f.resume
 	if f.resume != "" {
 		stored, err := store.GetRun(ctx, f.resume)
+		if errors.Is(err, results.ErrNoRun) {
+			return usagef("run: --resume %s: no such run in %s ('bench runs --db %s' lists them)", f.resume, dbPath, dbPath)
+		}
 		if err != nil {
 			return fmt.Errorf("resume %s: %w", f.resume, err)
 		}
@@ -278,6 +340,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		// --name) again continues it, keeping the attempts it finished.
 		runID = plan.Name
 		if prev, err := store.GetRun(ctx, runID); err == nil {
+			// Refused before it is announced: the plan must be the run's.
+			if err := runner.CheckResume(prev, plan); err != nil {
+				return usagef("run: cannot continue run %s: %v", runID, err)
+			}
 			fmt.Fprintf(stderr, "continuing run %s (started %s, %s)\n", runID, prev.CreatedAt.Local().Format("2006-01-02 15:04"), prev.Status)
 		}
 	} else {
@@ -285,16 +351,22 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 
 	exe, _ := os.Executable()
-	r := &runner.Runner{Endpoints: pool, AllowMixedModels: f.allowMixed || rf.AllowMixedModels, Store: store, Log: stderr, BenchPath: exe, Version: version, Sandbox: sb}
-	if !f.noProgress && isTerminal(stderr) {
+	r := &runner.Runner{Endpoints: pool, AllowMixedModels: f.allowMixed || rf.AllowMixedModels, Store: store, Log: stderr, BenchPath: exe, Version: version, Sandbox: sb,
+		StartTimeout: f.startTimeout, EnvDir: f.envDir}
+	switch {
+	case f.noProgress:
+	case isTerminal(stderr):
 		r.Progress = stderr
+	default:
+		// No terminal (a log, a pipe): a line per attempt, not silence.
+		r.Lines = stderr
 	}
 	fmt.Fprintf(stderr, "sandbox: %s\n", sb)
 	if !sb.Isolated() {
 		fmt.Fprintln(stderr, "warning: --sandbox off: the agent's commands and the hidden tests run on the host, unisolated; the run is marked so in the store and in every report")
 	}
-	fmt.Fprintf(stderr, "run %s: model %s, %d tasks × %d attempts × %d arms, concurrency %d, results in %s\n",
-		runID, plan.Model, len(plan.Suite.Tasks), plan.Attempts, max(len(plan.Arms), 1), plan.Concurrency, dbPath)
+	fmt.Fprintf(stderr, "run %s: model %s, %s × %s × %s, concurrency %d\n",
+		runID, plan.Model, count(len(plan.Suite.Tasks), "task"), count(plan.Attempts, "attempt"), count(max(len(plan.Arms), 1), "arm"), plan.Concurrency)
 	if eps := pool.Endpoints(); len(eps) > 1 || !plan.Shard.Whole() {
 		names := make([]string, len(eps))
 		for i, e := range eps {
@@ -334,6 +406,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := writeRunReport(ctx, store, runID, stdout); err != nil {
 		return err
 	}
+	// Said once something is stored: a run stopped before its first
+	// attempt leaves nothing in dbPath.
+	fmt.Fprintf(stderr, "results in %s (bench report --db %s %s)\n", dbPath, dbPath, runID)
 	if out.Skipped > 0 {
 		fmt.Fprintf(stderr, "%d attempts were already stored and kept\n", out.Skipped)
 	}
@@ -382,17 +457,10 @@ func planFromFlags(f *runFlags, set map[string]bool, rf *runner.RunFile) (*runne
 		return nil, usagef("run: --sandbox: expected required or off, got %q", f.sandbox)
 	}
 	if set["request-timeout"] {
-		if f.reqTimeout <= 0 {
-			return nil, usagef("run: --request-timeout: expected a positive duration, got %s", f.reqTimeout)
-		}
 		p.RequestTimeout = f.reqTimeout
 	}
 	if set["advantage"] {
-		m, err := evaluator.ParseMethod(f.advantage)
-		if err != nil {
-			return nil, usagef("run: --advantage: %v", err)
-		}
-		p.Advantage = m
+		p.Advantage = evaluator.Method(f.advantage)
 	}
 	p.API = planAPI(first(f.api, rf.API))
 	if set["api"] {
@@ -410,7 +478,7 @@ func planFromFlags(f *runFlags, set map[string]bool, rf *runner.RunFile) (*runne
 		}
 		p.Shard = sh
 	}
-	if p.Name != "" && !validName(p.Name) {
+	if p.Name != "" && !runner.ValidName(p.Name) {
 		return nil, usagef("run: name %q: expected letters, digits, '.', '_' or '-' (it becomes the run id)", p.Name)
 	}
 	if p.Model == "" {
@@ -423,47 +491,20 @@ func planFromFlags(f *runFlags, set map[string]bool, rf *runner.RunFile) (*runne
 		p.Seed = f.seed
 	}
 	if set["attempts"] {
-		if f.attempts < 1 {
-			return nil, usagef("run: --attempts: expected at least 1, got %d", f.attempts)
-		}
 		p.Attempts = f.attempts
 	}
 	if set["concurrency"] || set["j"] {
-		if f.concurrency < 1 {
-			return nil, usagef("run: --concurrency: expected at least 1, got %d", f.concurrency)
-		}
 		p.Concurrency = f.concurrency
 	}
 	if set["max-tries"] {
 		p.MaxTries = f.maxTries
 	}
+	p.Options = maps.Clone(p.Options)
 	if p.Options == nil {
 		p.Options = map[string]any{}
 	}
-	if set["temperature"] {
-		if f.temperature < 0 {
-			return nil, usagef("run: --temperature: expected 0 or more, got %g", f.temperature)
-		}
-		p.Options["temperature"] = f.temperature
-	}
-	if set["num-ctx"] {
-		if f.numCtx < 1 {
-			return nil, usagef("run: --num-ctx: expected a positive number, got %d", f.numCtx)
-		}
-		p.Options["num_ctx"] = f.numCtx
-	}
-	if set["num-predict"] {
-		p.Options["num_predict"] = f.numPredict
-	}
-	if set["max-turns"] {
-		p.Limits.MaxTurns = f.maxTurns
-	}
-	if set["max-tokens"] {
-		p.Limits.MaxTokens = f.maxTokens
-	}
-	if set["wall-time"] {
-		p.Limits.WallTime = tasks.Duration{Duration: f.wallTime}
-	}
+	maps.Copy(p.Options, flagOptions(f, set))
+	p.Limits = flagLimits(f, set, p.Limits)
 
 	var suite *tasks.Suite
 	var err error
@@ -560,15 +601,6 @@ func sandboxFor(ctx context.Context, mode string) (*sandbox.Sandbox, error) {
 	return sb, nil
 }
 
-func validName(s string) bool {
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
-			return false
-		}
-	}
-	return s != ""
-}
-
 func splitList(s string) []string {
 	var out []string
 	for _, p := range strings.Split(s, ",") {
@@ -591,4 +623,84 @@ func first(vals ...string) string {
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// runFlagField is the run-file field of the plan value a flag of bench run
+// sets ("" for a flag that sets none): the flags are checked as a run file
+// (runner.RunFile.Check), by the same rules.
+func runFlagField(flag string) string {
+	switch flag {
+	case "name", "attempts", "concurrency", "advantage":
+		return flag
+	case "j":
+		return "concurrency"
+	case "max-tries", "request-timeout":
+		return strings.ReplaceAll(flag, "-", "_")
+	case "temperature":
+		return "options.temperature"
+	case "num-ctx", "num-predict":
+		return "options." + strings.ReplaceAll(flag, "-", "_")
+	case "max-turns", "max-tokens", "wall-time":
+		return "limits." + strings.ReplaceAll(flag, "-", "_")
+	case "sandbox":
+		return "sandbox.mode"
+	}
+	return ""
+}
+
+// checkRunFlags checks the values the flags give by the rules of a run
+// file; the error names the flag.
+func checkRunFlags(f *runFlags, set map[string]bool) error {
+	rf := &runner.RunFile{
+		Name: f.name, Attempts: f.attempts, Concurrency: f.concurrency, MaxTries: f.maxTries,
+		RequestTimeout: tasks.Duration{Duration: f.reqTimeout}, Advantage: evaluator.Method(f.advantage),
+		Options: flagOptions(f, set), Sandbox: sandbox.Config{Mode: f.sandbox},
+	}
+	rf.Limits = flagLimits(f, set, tasks.Limits{})
+	given := func(field string) bool { return flagFor(field, set) != "" }
+	err := rf.Check(given)
+	var fe *tasks.FieldError
+	if !errors.As(err, &fe) {
+		return err
+	}
+	return usagef("run: --%s: %s", first(flagFor(fe.Field, set), fe.Field), fe.Msg)
+}
+
+// flagFor is the flag given that sets a run-file field, or "".
+func flagFor(field string, set map[string]bool) string {
+	for fl := range set {
+		if runFlagField(fl) == field {
+			return fl
+		}
+	}
+	return ""
+}
+
+// flagLimits are the limits of base with those the flags set on top.
+func flagLimits(f *runFlags, set map[string]bool, base tasks.Limits) tasks.Limits {
+	if set["max-turns"] {
+		base.MaxTurns = f.maxTurns
+	}
+	if set["max-tokens"] {
+		base.MaxTokens = f.maxTokens
+	}
+	if set["wall-time"] {
+		base.WallTime = tasks.Duration{Duration: f.wallTime}
+	}
+	return base
+}
+
+// flagOptions are the Ollama options the flags set.
+func flagOptions(f *runFlags, set map[string]bool) map[string]any {
+	opts := map[string]any{}
+	if set["temperature"] {
+		opts["temperature"] = f.temperature
+	}
+	if set["num-ctx"] {
+		opts["num_ctx"] = f.numCtx
+	}
+	if set["num-predict"] {
+		opts["num_predict"] = f.numPredict
+	}
+	return opts
 }

@@ -11,6 +11,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/benchhq/bench/agent/mcp"
+	"github.com/benchhq/bench/environment"
 	"github.com/benchhq/bench/evaluator"
 	"github.com/benchhq/bench/sandbox"
 	"github.com/benchhq/bench/tasks"
@@ -21,7 +23,9 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	jobs := fs.Int("j", 2, "tasks checked at once")
 	verbose := fs.Bool("v", false, "show the test output of invalid tasks")
 	mode := fs.String("sandbox", sandbox.Required, "run the hidden tests in the bubblewrap sandbox, as bench run does: required, or off (on the host, unisolated)")
+	envDir := fs.String("cache", "", "`folder` where the tasks' prepared environments are kept (default $BENCH_CACHE/envs or ~/.cache/bench/envs; see bench cache)")
 	record := fs.Bool("record", false, "write each valid task's record of its tests again ("+tasks.RecordFile+"), after its tests changed")
+	startTimeout := fs.Duration("server-start-timeout", mcp.DefaultStartTimeout, startTimeoutHelp)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -58,13 +62,23 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	for _, t := range suite.Tasks {
 		hide = append(hide, t.Dir)
 	}
-	scorer := &evaluator.Scorer{Sandbox: sb, Spec: sandbox.Spec{Hide: hide}}
+	spec := sandbox.Spec{Hide: hide}
+	cache := &environment.Cache{Dir: *envDir, Sandbox: sb, Spec: spec}
+	envs := make([]*environment.Env, len(suite.Tasks))
+	envTook := make([]time.Duration, len(suite.Tasks))
 	vals := make([]*evaluator.Validation, len(suite.Tasks))
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(*jobs)
 	start := time.Now()
 	for i, t := range suite.Tasks {
 		g.Go(func() error {
+			t0 := time.Now()
+			env, err := cache.Prepare(gctx, t)
+			if err != nil {
+				return err
+			}
+			envs[i], envTook[i] = env, time.Since(t0)
+			scorer := &evaluator.Scorer{Sandbox: sb, Spec: spec, Home: func(context.Context, *tasks.Task) (string, func(), error) { return env.ScoringView() }}
 			v, err := evaluator.Validate(gctx, t, scorer, evaluator.ValidateOptions{Record: *record})
 			if err != nil {
 				return err
@@ -76,10 +90,15 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := g.Wait(); err != nil {
 		return err
 	}
+	addServerProblems(ctx, vals, *startTimeout, stderr)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TASK\tSOLUTION\tUNTOUCHED\tTESTS\tVERDICT")
+	fmt.Fprintln(tw, "TASK\tENV\tSOLUTION\tUNTOUCHED\tTESTS\tVERDICT")
 	bad := 0
-	for _, v := range vals {
+	for i, v := range vals {
+		envCol := "cached"
+		if envs[i].Fresh {
+			envCol = "prepared " + envTook[i].Round(100*time.Millisecond).String()
+		}
 		sol := "-"
 		if v.Solution != nil {
 			sol = passFail(v.Solution.Passed) + fmt.Sprintf(" (%s)", v.Solution.Duration.Round(time.Millisecond))
@@ -92,10 +111,10 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			bad++
 			verdict = "INVALID: " + strings.Join(v.Problems, "; ")
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", v.Task.ID, sol, unt, testsColumn(v), verdict)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", v.Task.ID, envCol, sol, unt, testsColumn(v), verdict)
 	}
 	tw.Flush()
-	fmt.Fprintf(stdout, "%d tasks, %d valid, %d invalid (%s)\n", len(vals), len(vals)-bad, bad, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "%s, %d valid, %d invalid (%s)\n", count(len(vals), "task"), len(vals)-bad, bad, time.Since(start).Round(time.Millisecond))
 	if *verbose {
 		for _, v := range vals {
 			if v.OK() {

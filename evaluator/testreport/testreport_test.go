@@ -162,6 +162,29 @@ func TestParse(t *testing.T) {
 	}
 }
 
+func TestUnittestFailureMessages(t *testing.T) {
+	cases, err := Parse(tasks.ReportUnittest, Output{Stderr: readData(t, "unittest-v.txt")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		switch c.ID {
+		case "test_m.T.test_fail":
+			if !strings.Contains(c.Message, "AssertionError: 1 != 2") {
+				t.Errorf("message of %s = %q, want its traceback", c.ID, c.Message)
+			}
+		case "test_m.T.test_err":
+			if !strings.Contains(c.Message, "ValueError: x") {
+				t.Errorf("message of %s = %q, want its traceback", c.ID, c.Message)
+			}
+		case "test_m.T.test_ok":
+			if c.Message != "" {
+				t.Errorf("a passing test has a message: %q", c.Message)
+			}
+		}
+	}
+}
+
 func TestCheck(t *testing.T) {
 	cases := []Case{{ID: "a", Outcome: Pass}, {ID: "b", Outcome: Fail}, {ID: "c", Outcome: Skip}}
 	tests := []struct {

@@ -13,8 +13,8 @@ var (
 	// docstring line, or output the test printed.
 	unittestHead = regexp.MustCompile(`^(\w+) \(([\w.]+)\)(.*)$`)
 	unittestRan  = regexp.MustCompile(`^Ran (\d+) tests? in `)
-	// "FAIL: test_x (mod.Class.test_x)": the details of a failure, after
-	// the results.
+	// "FAIL: test_x (mod.Class.test_x)": heading a failure's traceback,
+	// after the results.
 	unittestFailure = regexp.MustCompile(`^(?:FAIL|ERROR|UNEXPECTED SUCCESS): (\w+) \(([\w.]+)\)`)
 	// The lines of = or - that open the details and the summary.
 	unittestRule = regexp.MustCompile(`^(?:={20,}|-{20,})$`)
@@ -103,11 +103,47 @@ func parseUnittest(b []byte) ([]Case, error) {
 	if ran < 0 {
 		return nil, fmt.Errorf("no \"Ran N tests\" line: unittest did not finish, or ran without -v")
 	}
+	messages := unittestMessages(lines)
+	for i := range cases {
+		if cases[i].Outcome == Fail {
+			cases[i].Message = messages[cases[i].ID]
+		}
+	}
 	if ran != len(cases) {
 		return nil, fmt.Errorf("unittest says it ran %d tests, but the report lists %d", ran, len(cases))
 	}
 	for _, id := range failed {
-		cases = append(cases, Case{ID: id, Outcome: Fail, Message: "named in the details of a failure"})
+		msg := messages[id]
+		if msg == "" {
+			msg = "named in the details of a failure"
+		}
+		cases = append(cases, Case{ID: id, Outcome: Fail, Message: msg})
 	}
 	return cases, nil
+}
+
+// unittestMessages reads the tracebacks unittest prints after the
+// results, by test id: each under a "FAIL: name (id)" heading, between a
+// line of dashes and the next line of equal signs or dashes.
+func unittestMessages(lines []string) map[string]string {
+	out := map[string]string{}
+	for i := 0; i < len(lines); i++ {
+		m := unittestFailure.FindStringSubmatch(lines[i])
+		if m == nil {
+			continue
+		}
+		id := unittestID(m[1], m[2])
+		j := i + 1
+		if j < len(lines) && strings.HasPrefix(lines[j], "-----") {
+			j++
+		}
+		var b strings.Builder
+		for ; j < len(lines) && !strings.HasPrefix(lines[j], "=====") && !strings.HasPrefix(lines[j], "-----"); j++ {
+			b.WriteString(lines[j])
+			b.WriteString("\n")
+		}
+		out[id] = cut(strings.TrimSpace(b.String()))
+		i = j - 1
+	}
+	return out
 }

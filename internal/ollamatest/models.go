@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"maps"
 	"net/http"
 	"slices"
@@ -56,31 +55,4 @@ func (s *Server) tags(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(out)
-}
-
-// show answers POST /api/show: 404 for a model that is not pulled, as
-// Ollama does, and otherwise its capabilities.
-func (s *Server) show(w http.ResponseWriter, r *http.Request) {
-	var req struct {
-		Model string `json:"model"`
-		Name  string `json:"name"`
-	}
-	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
-		return
-	}
-	name := req.Model
-	if name == "" {
-		name = req.Name
-	}
-	if len(s.models) > 0 && !s.models[name] {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("model '%s' not found", name))
-		return
-	}
-	caps := []string{"completion"}
-	if !s.noTools[name] {
-		caps = append(caps, "tools")
-	}
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{"capabilities": caps, "details": map[string]any{"format": "gguf"}})
 }

@@ -3,7 +3,10 @@
 // token counts, HTTP errors, slow answers) and records what it received.
 // It behaves like a real Ollama server (v0.17.4) where the harness cares:
 // 404 for a model that is not pulled, 400 for tools sent to a model without
-// tool support, and silent truncation at num_ctx.
+// tool support, silent truncation at num_ctx, and a num_ctx above the
+// model's own context length (DefaultContextLength, or WithContextLength)
+// lowered to it without a word to the client; /api/show gives that length
+// in model_info, as llama.context_length.
 //
 // It lives under internal/ so that it can serve the tests of several
 // packages while never being linked into the bench command.
@@ -92,11 +95,29 @@ type Server struct {
 	// slots, when set, bounds the chats answered at once, as
 	// OLLAMA_NUM_PARALLEL does: the others wait their turn.
 	slots chan struct{}
+	// contextLength is every model's own context length.
+	contextLength int
 
 	mux *http.ServeMux
 
 	mu       sync.Mutex
 	requests []api.ChatRequest
+	noRecord bool // WithoutRecording: count requests, keep none
+
+	stats    Stats
+	inFlight int64
+	since    time.Time // when inFlight last changed
+}
+
+// Stats is what the server counted of the chat requests it received.
+type Stats struct {
+	// Requests counts the chat requests received.
+	Requests int64 `json:"requests"`
+	// MaxInFlight is the most requests that were being answered at once.
+	MaxInFlight int64 `json:"max_in_flight"`
+	// BusySeconds is the integral of the requests in flight over time, in
+	// request-seconds: with every request held for L, it is Requests × L.
+	BusySeconds float64 `json:"busy_seconds"`
 }
 
 // Option configures a Server.
@@ -121,9 +142,26 @@ func WithoutTools(names ...string) Option {
 	}
 }
 
+// DefaultContextLength is the models' own context length unless
+// WithContextLength says otherwise (qwen3:0.6b's).
+const DefaultContextLength = 40960
+
+// WithContextLength gives every model this context length: /api/show
+// reports it, and a request whose num_ctx is above it is cut at it, as
+// Ollama does, silently.
+func WithContextLength(n int) Option {
+	return func(s *Server) { s.contextLength = n }
+}
+
+// WithoutRecording makes the server count requests (Stats) without keeping
+// them (Requests returns none): for long benchmarks.
+func WithoutRecording() Option {
+	return func(s *Server) { s.noRecord = true }
+}
+
 // New starts a fake server playing script. Close it when done.
 func New(script Script, opts ...Option) *Server {
-	s := &Server{script: script, models: map[string]bool{}, noTools: map[string]bool{}, digests: map[string]string{}}
+	s := &Server{script: script, models: map[string]bool{}, noTools: map[string]bool{}, digests: map[string]string{}, contextLength: DefaultContextLength}
 	for _, o := range opts {
 		o(s)
 	}
@@ -140,6 +178,10 @@ func New(script Script, opts ...Option) *Server {
 	})
 	mux.HandleFunc("GET /api/version", func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprint(w, `{"version":"0.17.4"}`)
+	})
+	mux.HandleFunc("GET "+statsPath, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(s.Stats())
 	})
 	s.mux = mux
 	s.Server = httptest.NewServer(mux)
@@ -176,6 +218,44 @@ func (s *Server) Start() error {
 	return nil
 }
 
+// statsPath is where the server answers its Stats, for a parent process
+// (see Spawn). No Ollama endpoint has this path.
+const statsPath = "/ollamatest/stats"
+
+// Stats returns what the server has counted so far.
+func (s *Server) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.account(time.Now())
+	return s.stats
+}
+
+// account adds the time since the last change of inFlight to BusySeconds.
+// s.mu is held.
+func (s *Server) account(now time.Time) {
+	if !s.since.IsZero() {
+		s.stats.BusySeconds += float64(s.inFlight) * now.Sub(s.since).Seconds()
+	}
+	s.since = now
+}
+
+// enter and leave count a request in flight.
+func (s *Server) enter() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.account(time.Now())
+	s.inFlight++
+	s.stats.Requests++
+	s.stats.MaxInFlight = max(s.stats.MaxInFlight, s.inFlight)
+}
+
+func (s *Server) leave() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.account(time.Now())
+	s.inFlight--
+}
+
 // Requests returns a copy of every chat request received, in arrival order.
 func (s *Server) Requests() []api.ChatRequest {
 	s.mu.Lock()
@@ -184,14 +264,18 @@ func (s *Server) Requests() []api.ChatRequest {
 }
 
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
+	s.enter()
+	defer s.leave()
 	var req api.ChatRequest
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	s.mu.Lock()
-	s.requests = append(s.requests, req)
-	s.mu.Unlock()
+	if !s.noRecord {
+		s.mu.Lock()
+		s.requests = append(s.requests, req)
+		s.mu.Unlock()
+	}
 
 	if len(s.models) > 0 && !s.models[req.Model] {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("model '%s' not found", req.Model))
@@ -245,8 +329,8 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	if prompt == 0 {
 		prompt = CountWords(&req)
 	}
-	if n := numCtx(req.Options); n > 0 && prompt > n {
-		prompt = n // Ollama truncates silently and reports num_ctx
+	if n := s.context(req.Options); n > 0 && prompt > n {
+		prompt = n // Ollama truncates silently and reports the context it used
 	}
 	completion := rep.CompletionTokens
 	if completion == 0 {
@@ -291,6 +375,48 @@ func ToolWords(t api.Tool) int {
 		return r
 	}, string(b))
 	return len(strings.Fields(s))
+}
+
+// show answers /api/show: the model's architecture, its context length
+// and its capabilities, or 404 for a model that is not pulled.
+func (s *Server) show(w http.ResponseWriter, r *http.Request) {
+	var req api.ShowRequest
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	name := req.Model
+	if name == "" {
+		name = req.Name
+	}
+	if len(s.models) > 0 && !s.models[name] {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("model '%s' not found", name))
+		return
+	}
+	caps := []string{"completion", "tools"}
+	if s.noTools[name] {
+		caps = caps[:1]
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"details":      map[string]any{"family": "llama", "format": "gguf"},
+		"capabilities": caps,
+		"model_info": map[string]any{
+			"general.architecture":   "llama",
+			"llama.context_length":   s.contextLength,
+			"llama.embedding_length": 1024,
+		},
+	})
+}
+
+// context is the context a request gets: its num_ctx, lowered to the
+// model's context length when above it (0 when num_ctx is not sent).
+func (s *Server) context(opts map[string]any) int {
+	n := numCtx(opts)
+	if n > 0 && s.contextLength > 0 && n > s.contextLength {
+		return s.contextLength // Ollama logs a warning; the client hears nothing
+	}
+	return n
 }
 
 func numCtx(opts map[string]any) int {

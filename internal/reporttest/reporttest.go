@@ -9,7 +9,8 @@ import (
 
 // Timeless decodes a report's JSON (results.Report) without what differs
 // from one execution of the same run to the next: created_at,
-// finished_at and the wall-time distributions (wall_ms), wherever they are.
+// finished_at, the wall-time and test-time distributions (wall_ms,
+// test_ms) and where the time went (time), wherever they are.
 func Timeless(t testing.TB, report []byte) map[string]any {
 	t.Helper()
 	var m map[string]any
@@ -23,6 +24,8 @@ func Timeless(t testing.TB, report []byte) map[string]any {
 			delete(x, "created_at")
 			delete(x, "finished_at")
 			delete(x, "wall_ms")
+			delete(x, "test_ms")
+			delete(x, "time")
 			for _, e := range x {
 				strip(e)
 			}

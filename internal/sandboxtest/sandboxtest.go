@@ -43,3 +43,22 @@ func Isolated(t testing.TB) *sandbox.Sandbox {
 	}
 	return sb
 }
+
+// RunWithCache runs a package's tests (call it from TestMain) with
+// BENCH_CACHE, where prepared environments are kept, set to a folder of
+// their own shared by the package's tests and the bench processes they
+// start, and removed afterwards: tests neither read nor fill the user's
+// cache. A BENCH_CACHE already set is kept (CI may share one across
+// packages).
+func RunWithCache(m *testing.M) int {
+	if os.Getenv("BENCH_CACHE") != "" {
+		return m.Run()
+	}
+	dir, err := os.MkdirTemp("", "bench-test-cache-")
+	if err != nil {
+		return m.Run()
+	}
+	defer os.RemoveAll(dir)
+	os.Setenv("BENCH_CACHE", dir)
+	return m.Run()
+}

@@ -1,0 +1,114 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/benchhq/bench/agent"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// viaSDK calls a tool as Tool.Call does, through the SDK's CallTool.
+func viaSDK(ctx context.Context, t *Tool, args map[string]any) agent.Result {
+	res, err := t.conn.session.CallTool(ctx, &sdk.CallToolParams{Name: t.info.Tool, Arguments: args})
+	if err != nil {
+		text, kind := t.failure(ctx, err, 0)
+		return agent.Result{Text: text, IsError: true, Kind: kind}
+	}
+	return agent.Result{Text: formatResult(res, resultLimit), IsError: res.IsError}
+}
+
+// A call on a stdio server goes straight to the server (stdioConn.callTool)
+// and must come back as it would through the SDK: the same observation,
+// error or not, for every kind of answer.
+func TestDirectCallAnswersAsTheSDK(t *testing.T) {
+	raw := connect(t, testServer("raw", "raw", nil), Vars{Workspace: t.TempDir()}, Options{})
+	issues := connect(t, issuesServer(t, "issues"), Vars{Workspace: t.TempDir()}, Options{})
+	ctx := context.Background()
+	type call struct {
+		conn *Conn
+		tool string
+		args map[string]any
+	}
+	// The seed lesson's server checks the _meta of every request of
+	// revision 2026-07-28.
+	seed := connect(t, seedServer(t), Vars{Workspace: t.TempDir()}, Options{})
+	if v := seed.Info().ProtocolVersion; v != "2026-07-28" {
+		t.Errorf("the seed server negotiated %q, want 2026-07-28", v)
+	}
+	seedCalls := []call{{seed, "incidencias", map[string]any{"estado": "abierta"}}, {seed, "incidencias", map[string]any{"estado": "pendiente"}}}
+	for _, tt := range append([]call{
+		{raw, "echo", map[string]any{"text": "hé <b> & \u2028"}},
+		{raw, "fail", nil},
+		{raw, "error_no_text", nil},
+		{raw, "rpc_error", nil},
+		{raw, "media", nil},
+		{raw, "structured", nil},
+		{raw, "garbage", nil},
+		{raw, "refs", map[string]any{"where": map[string]any{"city": "Delft"}}},
+		{issues, "list_issues", map[string]any{"state": "all"}},
+		{issues, "get_issue", map[string]any{"id": 11}},
+		{issues, "get_issue", map[string]any{"id": 999}},
+		{issues, "search_issues", map[string]any{"query": "crash"}},
+	}, seedCalls...) {
+		name := tt.conn.srv.Name + Separator + tt.tool
+		t.Run(name, func(t *testing.T) {
+			tool := toolNamed(t, tt.conn, name).(*Tool)
+			want := viaSDK(ctx, tool, tt.args)
+			got, err := tool.Call(ctx, tt.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != want {
+				t.Errorf("direct call: %+v\nthrough the SDK: %+v", got, want)
+			}
+		})
+	}
+	if tt := raw.stdio.conn; tt.seq == 0 {
+		t.Error("no call went straight to the server")
+	}
+}
+
+// The direct call sends what the SDK sends: its _meta (revision
+// 2026-07-28), the tool's name and its arguments.
+func TestCallParamsAsTheSDK(t *testing.T) {
+	p, err := callParams(json.RawMessage(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`), "get_issue", map[string]any{"id": 11})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(&sdk.CallToolParams{Meta: sdk.Meta{"io.modelcontextprotocol/protocolVersion": "2026-07-28"}, Name: "get_issue", Arguments: map[string]any{"id": 11}})
+	if string(p) != string(want) {
+		t.Errorf("params %s, the SDK's %s", p, want)
+	}
+	if p, _ := callParams(nil, "x", nil); !strings.Contains(string(p), `"arguments":{}`) || strings.Contains(string(p), "_meta") {
+		t.Errorf("params without meta nor arguments: %s", p)
+	}
+}
+
+// A tool call costs the client what the messages carry: each line the
+// server writes is decoded once (the decoding that checks it is the
+// message), with no 32 KB decoder buffer per decoding as in the SDK.
+func TestCallAllocatesLittle(t *testing.T) {
+	c := connect(t, issuesServer(t, "issues"), Vars{Workspace: t.TempDir()}, Options{})
+	tool := toolNamed(t, c, "issues__get_issue")
+	ctx := context.Background()
+	args := map[string]any{"id": 11}
+	if _, err := tool.Call(ctx, args); err != nil {
+		t.Fatal(err)
+	}
+	const n = 50
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range n {
+		if res, err := tool.Call(ctx, args); err != nil || res.IsError {
+			t.Fatalf("call: %v %+v", err, res)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / n; per > 24<<10 {
+		t.Errorf("%d bytes allocated per call, want under 24 KB", per)
+	}
+}

@@ -1,0 +1,8 @@
+//go:build !unix
+
+package cputime
+
+import "time"
+
+// Self returns 0 where the process's CPU time is not available.
+func Self() time.Duration { return 0 }

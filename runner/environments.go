@@ -1,0 +1,70 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/benchhq/bench/environment"
+)
+
+// envCache is the cache of the tasks' environments of a plan: set-up and
+// warming steps run under the plan's sandbox limits, hiding its tasks.
+func (r *Runner) envCache(plan *Plan) *environment.Cache {
+	spec := plan.Sandbox.Spec(false)
+	spec.Hide = r.hidden(plan)
+	return &environment.Cache{Dir: r.EnvDir, Sandbox: r.Sandbox, Spec: spec, TempDir: r.TempDir}
+}
+
+// prepareEnvs prepares the environment of every task of the plan (those
+// the cache holds already are only read), as many at once as the plan
+// runs attempts, and says which it prepared and how long each took.
+func (r *Runner) prepareEnvs(ctx context.Context, plan *Plan) (map[string]*environment.Env, error) {
+	cache := r.envCache(plan)
+	out := map[string]*environment.Env{}
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(max(plan.Concurrency, 2))
+	start := time.Now()
+	prepared := 0
+	for _, t := range plan.Suite.Tasks {
+		g.Go(func() error {
+			t0 := time.Now()
+			e, err := cache.Prepare(gctx, t)
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			out[t.Dir] = e
+			if e.Fresh {
+				prepared++
+				r.logf("environment of %s prepared in %s (%s; its hidden tests take %s warm)", t.ID, time.Since(t0).Round(100*time.Millisecond), byteSize(e.Meta.Bytes), e.Meta.RefTest.Round(time.Millisecond))
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	if prepared > 0 {
+		r.logf("environments: %d prepared in %s, %d from the cache %s", prepared, time.Since(start).Round(100*time.Millisecond), len(out)-prepared, cache.Dir)
+	}
+	return out, nil
+}
+
+// byteSize words a size.
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}

@@ -1,0 +1,79 @@
+package runner_test
+
+import (
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/benchhq/bench/environment"
+	"github.com/benchhq/bench/internal/ollamatest"
+	"github.com/benchhq/bench/runner"
+)
+
+// TestAttemptsSeeTheirTasksWarmEnvironment: the agent's commands run with
+// the task's prepared environment as HOME, Go's build cache warm in it,
+// and what an attempt writes there reaches neither the next attempt nor
+// the environment.
+func TestAttemptsSeeTheirTasksWarmEnvironment(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("no go command")
+	}
+	probe := `echo HOME=$HOME; cache=$(go env GOCACHE); echo CACHE=$cache; echo FILES=$(find "$cache" -type f | wc -l); ` +
+		`ls "$HOME/poison" 2>/dev/null && echo POISONED; touch "$HOME/poison"; ` +
+		`find "$cache" -type f -name '*-d' | head -1 | xargs -r sh -c 'echo x >> "$0"' 2>/dev/null; echo done`
+	f := newFixture(t, ollamatest.Turns(
+		ollamatest.Reply{Calls: []ollamatest.Call{call("run_command", map[string]any{"command": probe, "timeout_seconds": 60})}},
+		ollamatest.Reply{Content: "done"},
+	))
+	f.run(&runner.Plan{Model: "fake", Suite: loadTask(t, "semver-compare"), Attempts: 2, Profiles: nil,
+		Arms: []runner.Arm{{Name: "full", Profile: "full"}}}, "r1")
+	var outs []string
+	if err := f.store.DB().Select(&outs, `SELECT result FROM tool_calls ORDER BY attempt_id`); err != nil {
+		t.Fatal(err)
+	}
+	if len(outs) != 2 {
+		t.Fatalf("%d command results, want 2", len(outs))
+	}
+	for i, out := range outs {
+		if !strings.Contains(out, "HOME=/home/bench") && !strings.Contains(out, "CACHE=/") {
+			t.Errorf("attempt %d: no HOME of its own:\n%s", i, out)
+		}
+		files := 0
+		if _, rest, ok := strings.Cut(out, "FILES="); ok {
+			files, _ = strconv.Atoi(strings.Fields(rest)[0])
+		}
+		if files < 100 {
+			t.Errorf("attempt %d: the Go build cache holds %d files: not the prepared environment's\n%s", i, files, out)
+		}
+		if strings.Contains(out, "POISONED") {
+			t.Errorf("attempt %d saw what an earlier attempt wrote in its HOME:\n%s", i, out)
+		}
+	}
+	// The master copy: read-only files, none written by an attempt.
+	list, err := environment.List("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range list {
+		if l.Task != "semver-compare" {
+			continue
+		}
+		filepath.WalkDir(l.Dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || !d.Type().IsRegular() || d.Name() == "env.json" {
+				return err
+			}
+			fi, _ := d.Info()
+			if fi.Mode().Perm()&0o222 != 0 {
+				t.Errorf("%s is writable: %v", p, fi.Mode())
+			}
+			if b, _ := os.ReadFile(p); strings.HasSuffix(string(b), "x\n") && strings.HasSuffix(p, "-d") {
+				t.Errorf("an attempt wrote into the environment's master copy: %s", p)
+			}
+			return nil
+		})
+	}
+}
