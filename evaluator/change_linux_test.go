@@ -3,8 +3,6 @@
 package evaluator
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,27 +14,10 @@ import (
 // (which any agent can make, one relative mkdir at a time) are left out
 // of scoring, not a failure of the harness that stops the run.
 func TestCollectChangeLeavesOutWhatCannotBeRead(t *testing.T) {
-	taskDir := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(taskDir, "workspace"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(taskDir, "workspace", "a.py"), []byte("x = 1\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(taskDir, tasks.FileName), []byte("format = 1\ninstruction = \"x\"\n[tests]\ncommand = \"true\"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	task, err := tasks.Load(taskDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws := t.TempDir()
-	if err := task.CopyWorkspace(ws); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(ws, "a.py"), []byte("x = 2\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	task, ws := attemptOf(t, map[string]string{
+		tasks.FileName:   "format = 1\ninstruction = \"x\"\n[tests]\ncommand = \"true\"\n",
+		"workspace/a.py": "x = 1\n",
+	}, map[string]string{"a.py": "x = 2\n"})
 	fd, err := syscall.Open(ws, syscall.O_RDONLY|syscall.O_DIRECTORY, 0)
 	if err != nil {
 		t.Fatal(err)

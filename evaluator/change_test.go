@@ -23,26 +23,34 @@ func writeFiles(t *testing.T, dir string, files map[string]string) {
 	}
 }
 
-// TestCollectChangeLeavesOutShadows: under the default rule, what the
-// agent adds that Python would import in place of the test runner or of a
-// hidden test is left out; a task's own file of such a name still counts.
-func TestCollectChangeLeavesOutShadows(t *testing.T) {
-	taskDir := t.TempDir()
-	writeFiles(t, taskDir, map[string]string{
-		tasks.FileName:           "format = 1\ninstruction = \"x\"\n[tests]\ncommand = \"python3 -m unittest -v test_a_hidden\"\n",
-		"workspace/answer.txt":   "",
-		"workspace/calendar.py":  "x = 1\n",
-		"tests/test_a_hidden.py": "",
-	})
-	task, err := tasks.Load(taskDir)
+// attemptOf makes a task of files (slash-separated paths in the task
+// folder) and an attempt's workspace: a copy of the task's, then changed.
+func attemptOf(t *testing.T, task, changed map[string]string) (*tasks.Task, string) {
+	t.Helper()
+	dir := t.TempDir()
+	writeFiles(t, dir, task)
+	tk, err := tasks.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ws := t.TempDir()
-	if err := task.CopyWorkspace(ws); err != nil {
+	if err := tk.CopyWorkspace(ws); err != nil {
 		t.Fatal(err)
 	}
-	writeFiles(t, ws, map[string]string{
+	writeFiles(t, ws, changed)
+	return tk, ws
+}
+
+// TestCollectChangeLeavesOutShadows: under the default rule, what the
+// agent adds that Python would import in place of the test runner or of a
+// hidden test is left out; a task's own file of such a name still counts.
+func TestCollectChangeLeavesOutShadows(t *testing.T) {
+	task, ws := attemptOf(t, map[string]string{
+		tasks.FileName:           "format = 1\ninstruction = \"x\"\n[tests]\ncommand = \"python3 -m unittest -v test_a_hidden\"\n",
+		"workspace/answer.txt":   "",
+		"workspace/calendar.py":  "x = 1\n",
+		"tests/test_a_hidden.py": "",
+	}, map[string]string{
 		"answer.txt":                "42\n",
 		"calendar.py":               "x = 2\n", // the task's own
 		"unittest/__init__.py":      "import os; os._exit(0)\n",
