@@ -60,6 +60,8 @@ const (
 	MaxDiff = 256 << 10
 	// maxDiffFile is the largest file diffed line by line.
 	maxDiffFile = 128 << 10
+	// maxShownPath bounds an unreadable path as it is listed.
+	maxShownPath = 512
 )
 
 // CollectChange compares an attempt's workspace with the task's original
@@ -71,6 +73,13 @@ const (
 func CollectChange(t *tasks.Task, workspace string) (*Change, error) {
 	orig := t.WorkspaceDir()
 	c := &Change{src: workspace}
+	var shadow tasks.Shadowing
+	if len(t.Tests.Result) == 0 {
+		var err error
+		if shadow, err = t.Shadowing(); err != nil {
+			return nil, err
+		}
+	}
 	var diff bytes.Buffer
 	leave := func(rel, reason string) {
 		if len(c.LeftOut) < MaxLeftOut {
@@ -79,14 +88,28 @@ func CollectChange(t *tasks.Task, workspace string) (*Change, error) {
 			c.LeftOutMore++
 		}
 	}
+	unreadable := func(rel string, d fs.DirEntry, err error) error {
+		if len(rel) > maxShownPath {
+			rel = cutUTF8(rel, maxShownPath) + "..."
+		}
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		leave(rel, tasks.LeftOutUnreadable+" ("+err.Error()+")")
+		if d != nil && d.IsDir() {
+			return filepath.SkipDir
+		}
+		return nil
+	}
 	err := filepath.WalkDir(workspace, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
+		if p == workspace || err != nil && errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
-		if p == workspace {
-			return nil
-		}
 		rel := filepath.ToSlash(mustRel(workspace, p))
+		if err != nil {
+			return unreadable(rel, d, err)
+		}
 		if d.IsDir() {
 			// Under the default rule a dot-folder or a cache is left out as
 			// a whole, and named once (unless the task shipped it as is).
@@ -101,7 +124,7 @@ func CollectChange(t *tasks.Task, workspace string) (*Change, error) {
 		}
 		info, err := d.Info()
 		if err != nil {
-			return err
+			return unreadable(rel, d, err)
 		}
 		was, werr := os.Lstat(filepath.Join(orig, filepath.FromSlash(rel)))
 		switch {
@@ -119,7 +142,7 @@ func CollectChange(t *tasks.Task, workspace string) (*Change, error) {
 		if werr == nil && was.Mode().IsRegular() {
 			same, err := sameFile(filepath.Join(orig, rel), p, was, info)
 			if err != nil {
-				return err
+				return unreadable(rel, d, err)
 			}
 			if same {
 				return nil
@@ -129,6 +152,13 @@ func CollectChange(t *tasks.Task, workspace string) (*Change, error) {
 		if ok, why := t.Tests.Counts(rel); !ok {
 			leave(rel, why)
 			return nil
+		}
+		if kind == "added" && shadow.Shadows(rel) {
+			leave(rel, tasks.LeftOutShadow)
+			return nil
+		}
+		if err := readable(p); err != nil {
+			return unreadable(rel, d, err)
 		}
 		c.Carried = append(c.Carried, FileChange{Path: rel, Kind: kind, Size: info.Size()})
 		return writeDiff(&diff, rel, filepath.Join(orig, filepath.FromSlash(rel)), p, kind, was, info)
@@ -309,6 +339,16 @@ func sameTree(orig, p string) bool {
 		return nil
 	})
 	return same
+}
+
+// readable checks that a file can be opened for reading, never through a
+// link.
+func readable(p string) error {
+	f, err := os.OpenFile(p, os.O_RDONLY|syscallNoFollow, 0)
+	if err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 func readNoFollow(p string) ([]byte, error) {

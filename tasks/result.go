@@ -1,7 +1,9 @@
 package tasks
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"path"
 	"path/filepath"
 	"slices"
@@ -62,8 +64,14 @@ const (
 	LeftOutCache     = "a cache or bytecode"
 	LeftOutPth       = "a Python path configuration file (.pth)"
 	LeftOutHook      = "a test-runner or interpreter hook"
+	LeftOutShadow    = "named like a Python standard-library module or a hidden test, which the tests would import in its place"
 	LeftOutLink      = "a symbolic link"
 	LeftOutSpecial   = "not a regular file (a pipe, socket or device)"
+	// LeftOutUnreadable is a path of the attempt's workspace that cannot
+	// be read (a path longer than the system allows, a folder without
+	// permissions): what the agent leaves is never a failure of the
+	// harness.
+	LeftOutUnreadable = "cannot be read"
 )
 
 // cacheDirs are folders of tool caches and bytecode, never a result.
@@ -83,7 +91,9 @@ var hooks = []string{"conftest.py", "sitecustomize.py", "usercustomize.py"}
 // file counts except dot-files and anything in a dot-folder, caches and
 // bytecode (__pycache__, *.pyc), Python path configuration (*.pth), and
 // test-runner or interpreter hooks (conftest.py, sitecustomize.py,
-// usercustomize.py). Links and special files never count (the caller sees
+// usercustomize.py); and, for a task with Python tests, files the agent
+// added that the tests would import in place of a module they need (see
+// Task.Shadowing). Links and special files never count (the caller sees
 // them as such).
 func (t Tests) Counts(rel string) (bool, string) {
 	rel = strings.TrimPrefix(path.Clean(filepath.ToSlash(rel)), "/")
@@ -116,4 +126,74 @@ func (t Tests) Counts(rel string) (bool, string) {
 		return false, LeftOutHook
 	}
 	return true, ""
+}
+
+// Shadowing says which paths would be imported in place of a module that
+// a task's Python hidden tests need: a module of Python's standard library
+// (unittest/, hashlib.py) or a hidden test module (a package
+// test_x_hidden/ beside test_x_hidden.py, which Python prefers), where the
+// tests import from: the workspace root (the test command's folder, first
+// on Python's path) and the folders that hold hidden tests. Under the
+// default result rule such a path, when the agent added it, is left out
+// (LeftOutShadow): it would put the agent's code into the tests' process
+// even when its result is only data. The zero Shadowing (a task without
+// Python tests) shadows nothing.
+type Shadowing struct {
+	dirs  map[string]bool // "" for the root, or "sub/dir"
+	tests map[string]bool // "name" or "sub/dir/name" of each test module
+}
+
+// Shadowing reads the task's tests/ for its Python test modules.
+func (t *Task) Shadowing() (Shadowing, error) {
+	s := Shadowing{dirs: map[string]bool{}, tests: map[string]bool{}}
+	err := filepath.WalkDir(t.TestsDir(), func(p string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) && p == t.TestsDir() {
+			return filepath.SkipAll
+		}
+		if err != nil || d.IsDir() || path.Ext(d.Name()) != ".py" {
+			return err
+		}
+		rel, err := filepath.Rel(t.TestsDir(), p)
+		if err != nil {
+			return err
+		}
+		dir := path.Dir(filepath.ToSlash(rel))
+		if dir == "." {
+			dir = ""
+		}
+		s.dirs[""], s.dirs[dir] = true, true
+		s.tests[path.Join(dir, strings.TrimSuffix(d.Name(), ".py"))] = true
+		return nil
+	})
+	if err != nil {
+		return Shadowing{}, fmt.Errorf("read the hidden tests of task %s: %w", t.ID, err)
+	}
+	return s, nil
+}
+
+// pythonSuffixes are the file suffixes Python imports a module from.
+var pythonSuffixes = []string{".py", ".pyc", ".pyw", ".so", ".pyd"}
+
+// Shadows reports whether rel (slash-separated, relative to the workspace
+// root) is, or lies in, a file or folder that Python would import in place
+// of a standard-library module or a hidden test module.
+func (s Shadowing) Shadows(rel string) bool {
+	segs := strings.Split(path.Clean(rel), "/")
+	for i, name := range segs {
+		if !s.dirs[strings.Join(segs[:i], "/")] {
+			continue
+		}
+		module := name
+		if i == len(segs)-1 { // a file: a module only with a suffix Python imports
+			dot := strings.IndexByte(name, '.')
+			if dot < 0 || !slices.ContainsFunc(pythonSuffixes, func(x string) bool { return strings.HasSuffix(name, x) }) {
+				continue
+			}
+			module = name[:dot]
+		}
+		if _, found := slices.BinarySearch(pythonStdlib, module); found || s.tests[path.Join(append(segs[:i:i], module)...)] {
+			return true
+		}
+	}
+	return false
 }

@@ -52,12 +52,18 @@ type proc struct {
 
 func startBench(t *testing.T, args ...string) *proc {
 	t.Helper()
+	return startBenchEnv(t, nil, args...)
+}
+
+// startBenchEnv starts bench with more environment variables ("K=v").
+func startBenchEnv(t *testing.T, env []string, args ...string) *proc {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("runs bench processes")
 	}
 	p := &proc{cmd: exec.Command(benchBinary(t), args...), done: make(chan error, 1)}
 	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
-	p.cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
+	p.cmd.Env = append(append(os.Environ(), "TMPDIR="+t.TempDir()), env...)
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -72,11 +78,17 @@ func startBench(t *testing.T, args ...string) *proc {
 // wait waits for the process to end and returns its exit status.
 func (p *proc) wait(t *testing.T) int {
 	t.Helper()
+	return p.waitUpTo(t, 3*time.Minute)
+}
+
+// waitUpTo is wait with another bound.
+func (p *proc) waitUpTo(t *testing.T, d time.Duration) int {
+	t.Helper()
 	select {
 	case <-p.done:
 		p.done <- nil // let the cleanup's receive through
-	case <-time.After(3 * time.Minute):
-		t.Fatalf("bench did not end\nstderr: %s", p.stderr.String())
+	case <-time.After(d):
+		t.Fatalf("bench did not end in %s\nstderr: %s", d, p.stderr.String())
 	}
 	return p.cmd.ProcessState.ExitCode()
 }

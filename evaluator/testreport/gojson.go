@@ -59,7 +59,9 @@ func parseGoJSON(b []byte) ([]Case, error) {
 				st.out.WriteString(ev.Output)
 			}
 		case "pass", "fail", "skip":
-			st.c.Outcome, st.done = Outcome(ev.Action), true
+			// A test that ended twice (framing lines that the code under
+			// test printed) keeps the worse of its ends.
+			st.c.Outcome, st.done = worse(st.c.Outcome, Outcome(ev.Action)), true
 			st.c.Duration = time.Duration(ev.Elapsed * float64(time.Second))
 		}
 	}

@@ -73,14 +73,23 @@ func Parse(form string, out Output) ([]Case, error) {
 	return merge(cases), nil
 }
 
+// worse is the outcome that wins when a test is reported twice: a failure
+// over a skip over a pass (over none).
+func worse(a, b Outcome) Outcome {
+	rank := map[Outcome]int{"": -1, Pass: 0, Skip: 1, Fail: 2}
+	if rank[b] > rank[a] {
+		return b
+	}
+	return a
+}
+
 // merge makes one case per ID, a failure winning over a skip over a pass.
 func merge(cases []Case) []Case {
-	rank := map[Outcome]int{Pass: 0, Skip: 1, Fail: 2}
 	by := map[string]int{}
 	var out []Case
 	for _, c := range cases {
 		if i, ok := by[c.ID]; ok {
-			if rank[c.Outcome] > rank[out[i].Outcome] {
+			if worse(out[i].Outcome, c.Outcome) != out[i].Outcome {
 				out[i].Outcome, out[i].Message = c.Outcome, c.Message
 			}
 			out[i].Duration += c.Duration

@@ -49,6 +49,13 @@ func TestParse(t *testing.T) {
 			want: "p::TestA=fail\n",
 		},
 		{
+			name: "go test -json: a pass printed after a test's fail does not win",
+			form: tasks.ReportGoTestJSON,
+			out: Output{Stdout: []byte(`{"Action":"run","Package":"p","Test":"TestA"}` + "\n" + `{"Action":"fail","Package":"p","Test":"TestA"}` + "\n" +
+				`{"Action":"pass","Package":"p","Test":"TestA"}` + "\n")},
+			want: "p::TestA=fail\n",
+		},
+		{
 			name:    "go test -json: a broken event line",
 			form:    tasks.ReportGoTestJSON,
 			out:     Output{Stdout: []byte(`{"Action":"pass","Package":"p","Test":"TestA"` + "\n")},
@@ -71,6 +78,22 @@ func TestParse(t *testing.T) {
 			form: tasks.ReportUnittest,
 			out:  Output{Stderr: []byte("test_a (m.C) ... some output\nmore\nok\ntest_b (m.C) ... expected failure\n\n---\nRan 2 tests in 0.001s\n\nOK\n")},
 			want: "m.C.test_a=pass\nm.C.test_b=pass\n",
+		},
+		{
+			name: "unittest: 'ok' printed by the code under test does not hide the FAIL after it",
+			form: tasks.ReportUnittest,
+			out: Output{Stderr: []byte("test_a (m.C.test_a) ... ok\nFAIL\ntest_b (m.C.test_b) ... ok\nok\n" +
+				"test_c (m.C.test_c) ... some output ... ok\nERROR\n\n" + strings.Repeat("=", 70) + "\n" +
+				"FAIL: test_a (m.C.test_a)\n" + strings.Repeat("-", 70) + "\nTraceback (most recent call last):\nAssertionError: 1 != 2\n\n" +
+				strings.Repeat("-", 70) + "\nRan 3 tests in 0.001s\n\nFAILED (failures=1, errors=1)\n")},
+			want: "m.C.test_a=fail\nm.C.test_b=pass\nm.C.test_c=fail\n",
+		},
+		{
+			name: "unittest: a test named in the details of a failure fails, whatever its result line says",
+			form: tasks.ReportUnittest,
+			out: Output{Stderr: []byte("test_a (m.C.test_a) ... ok\n\n" + strings.Repeat("=", 70) + "\n" +
+				"ERROR: test_a (m.C.test_a)\nERROR: setUpClass (m.D)\n" + strings.Repeat("-", 70) + "\nRan 1 test in 0.001s\n\nFAILED (errors=2)\n")},
+			want: "m.C.test_a=fail\nm.D.setUpClass=fail\n",
 		},
 		{
 			name:    "unittest: a count that does not match",

@@ -13,8 +13,11 @@ var (
 	// docstring line, or output the test printed.
 	unittestHead = regexp.MustCompile(`^(\w+) \(([\w.]+)\)(.*)$`)
 	unittestRan  = regexp.MustCompile(`^Ran (\d+) tests? in `)
-	// "FAIL: test_x (mod.Class.test_x)", heading a failure's traceback.
-	unittestFailHead = regexp.MustCompile(`^(?:FAIL|ERROR): (\w+) \(([\w.]+)\)`)
+	// "FAIL: test_x (mod.Class.test_x)": heading a failure's traceback,
+	// after the results.
+	unittestFailure = regexp.MustCompile(`^(?:FAIL|ERROR|UNEXPECTED SUCCESS): (\w+) \(([\w.]+)\)`)
+	// The lines of = or - that open the details and the summary.
+	unittestRule = regexp.MustCompile(`^(?:={20,}|-{20,})$`)
 )
 
 // unittestResult reads a verbose unittest result word at the end of s.
@@ -31,49 +34,70 @@ func unittestResult(s string) (Outcome, bool) {
 	return "", false
 }
 
+// unittestID is the id of a test from its name and what the parentheses
+// hold: the full id (3.11+) or the class (older).
+func unittestID(name, id string) string {
+	if !strings.HasSuffix(id, "."+name) {
+		id += "." + name
+	}
+	return id
+}
+
 // parseUnittest reads the verbose (-v) output of Python's unittest, which
 // it writes on standard error. The count of tests it reports ("Ran N
 // tests") must match the cases found: a run cut short, or output that
 // only looks like a report, is an error.
+//
+// What a test prints lands on the same stream, between its name and its
+// result, so a test's result is the worst result word found anywhere
+// before the next test's name: code under test that prints "ok" cannot
+// hide the "FAIL" that unittest writes after it. A test named in the
+// details of a failure ("FAIL: test_x (...)") fails too.
 func parseUnittest(b []byte) ([]Case, error) {
 	lines := strings.Split(strings.ReplaceAll(string(b), "\r\n", "\n"), "\n")
 	var cases []Case
 	ran := -1
+	var failed []string
 	for i := 0; i < len(lines); i++ {
 		if m := unittestRan.FindStringSubmatch(lines[i]); m != nil {
 			ran, _ = strconv.Atoi(m[1])
+			continue
+		}
+		if m := unittestFailure.FindStringSubmatch(lines[i]); m != nil {
+			failed = append(failed, unittestID(m[1], m[2]))
 			continue
 		}
 		m := unittestHead.FindStringSubmatch(lines[i])
 		if m == nil {
 			continue
 		}
-		name, id, rest := m[1], m[2], m[3]
-		if !strings.HasSuffix(id, "."+name) {
-			id += "." + name
-		}
-		outcome, found := Outcome(""), false
+		id, rest := unittestID(m[1], m[2]), m[3]
+		outcome := Outcome("")
 		// The result follows " ... " on this line, on the docstring line
-		// after it, or alone after what the test printed.
-		for j := i; j < len(lines) && j <= i+200 && !found; j++ {
+		// after it, or alone after what the test printed; the test's
+		// output ends at the next test, or where the details begin.
+		j := i
+		for ; j < len(lines) && j <= i+200; j++ {
 			s := lines[j]
 			if j == i {
 				s = rest
-			} else if unittestHead.MatchString(s) || unittestRan.MatchString(s) {
+			} else if unittestHead.MatchString(s) || unittestRan.MatchString(s) || unittestRule.MatchString(s) || unittestFailure.MatchString(s) {
 				break
 			}
 			if k := strings.LastIndex(s, " ... "); k >= 0 {
-				outcome, found = unittestResult(s[k+5:])
+				if o, ok := unittestResult(s[k+5:]); ok {
+					outcome = worse(outcome, o)
+				}
 			} else if j > i {
-				outcome, found = unittestResult(s)
-			}
-			if found {
-				i = j
+				if o, ok := unittestResult(s); ok {
+					outcome = worse(outcome, o)
+				}
 			}
 		}
-		if !found {
+		if outcome == "" {
 			return nil, fmt.Errorf("test %s: no result found after it", id)
 		}
+		i = j - 1
 		cases = append(cases, Case{ID: id, Outcome: outcome})
 	}
 	if ran < 0 {
@@ -88,6 +112,13 @@ func parseUnittest(b []byte) ([]Case, error) {
 	if ran != len(cases) {
 		return nil, fmt.Errorf("unittest says it ran %d tests, but the report lists %d", ran, len(cases))
 	}
+	for _, id := range failed {
+		msg := messages[id]
+		if msg == "" {
+			msg = "named in the details of a failure"
+		}
+		cases = append(cases, Case{ID: id, Outcome: Fail, Message: msg})
+	}
 	return cases, nil
 }
 
@@ -97,14 +128,11 @@ func parseUnittest(b []byte) ([]Case, error) {
 func unittestMessages(lines []string) map[string]string {
 	out := map[string]string{}
 	for i := 0; i < len(lines); i++ {
-		m := unittestFailHead.FindStringSubmatch(lines[i])
+		m := unittestFailure.FindStringSubmatch(lines[i])
 		if m == nil {
 			continue
 		}
-		id := m[2]
-		if !strings.HasSuffix(id, "."+m[1]) {
-			id += "." + m[1]
-		}
+		id := unittestID(m[1], m[2])
 		j := i + 1
 		if j < len(lines) && strings.HasPrefix(lines[j], "-----") {
 			j++
