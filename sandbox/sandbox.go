@@ -104,6 +104,12 @@ type Spec struct {
 	// User runs the processes (the zero User: bench's own, or a fresh one
 	// per command when bench runs as root).
 	User User
+	// Harden keeps every process of the sandbox out of every other's
+	// memory: ptrace and process_vm_readv/writev fail (a seccomp filter)
+	// and /proc is read-only (no writing /proc/PID/mem). For the hidden
+	// tests, whose runner decides the reward while it runs the agent's
+	// code: that code must not reach into the runner. Bubblewrap only.
+	Harden bool
 }
 
 // Isolated reports whether the sandbox isolates its processes from the

@@ -316,3 +316,56 @@ func TestSandboxedServer(t *testing.T) {
 		t.Fatalf("the server's stdin did not reach it: %q, %v", b, err)
 	}
 }
+
+// TestHardenKeepsProcessesApart: under Harden no process reaches another's
+// memory (ptrace, /proc/PID/mem), which is how code under test would forge
+// its test runner's verdict; without Harden the same probe succeeds, so the
+// test can fail.
+func TestHardenKeepsProcessesApart(t *testing.T) {
+	sb := testSandbox(t)
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("no python3 for the probe")
+	}
+	dir := t.TempDir()
+	probe := `
+import ctypes, os, subprocess, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+child = subprocess.Popen(["sleep", "30"])
+time.sleep(0.1)
+r = libc.ptrace(16, child.pid, 0, 0)  # PTRACE_ATTACH
+print("ptrace", "ok" if r == 0 else os.strerror(ctypes.get_errno()))
+if r == 0:
+    os.waitpid(child.pid, 0)
+    libc.ptrace(17, child.pid, 0, 0)  # PTRACE_DETACH
+try:
+    with open("/proc/%d/mem" % child.pid, "wb"):
+        print("mem ok")
+except OSError as e:
+    print("mem", e.strerror)
+child.kill()
+`
+	if err := os.WriteFile(filepath.Join(dir, "probe.py"), []byte(probe), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := agent.NewWorkspace(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		harden bool
+		want   []string
+	}{
+		{false, []string{"ptrace ok", "mem ok"}},
+		{true, []string{"ptrace Operation not permitted", "mem Read-only file system"}},
+	} {
+		t.Run(fmt.Sprintf("harden=%v", tc.harden), func(t *testing.T) {
+			spec := sandbox.Spec{Limits: sandbox.Limits{Procs: 64, Memory: 1 << 30, FileSize: 1 << 20, Tmp: 8 << 20}, User: sb.NewUser(), Harden: tc.harden}
+			res := runIn(t, ws, launcher(sb, spec), "python3 probe.py", 30)
+			for _, w := range tc.want {
+				if !strings.Contains(res.Text, w) {
+					t.Errorf("probe output lacks %q:\n%s", w, res.Text)
+				}
+			}
+		})
+	}
+}
