@@ -182,6 +182,13 @@ func (s *Scorer) RunWithHome(ctx context.Context, t *tasks.Task, change *Change,
 	if err := t.CopyTests(work); err != nil {
 		return nil, err
 	}
+	var can *canary
+	if t.Tests.CanaryOr() {
+		var err error
+		if can, err = plantCanary(t, work); err != nil {
+			return nil, fmt.Errorf("score task %s: %w", t.ID, err)
+		}
+	}
 	if t.Tests.ReportFile != "" {
 		// Only the tests write their report.
 		if err := os.RemoveAll(filepath.Join(work, filepath.FromSlash(t.Tests.ReportFile))); err != nil {
@@ -190,6 +197,9 @@ func (s *Scorer) RunWithHome(ctx context.Context, t *tasks.Task, change *Change,
 	}
 	spec := s.Spec
 	spec.Dir, spec.Home, spec.Network, spec.User = work, home, false, s.Sandbox.NewUser()
+	// The agent's code runs inside the test runner that decides its
+	// reward: keep it out of that runner's memory.
+	spec.Harden = s.Sandbox.Isolated()
 	// The test command is the first process of its own PID namespace:
 	// when run returns, the kernel has ended everything it started, so
 	// nothing of the scoring user outlives it (no KillAll needed).
@@ -197,7 +207,7 @@ func (s *Scorer) RunWithHome(ctx context.Context, t *tasks.Task, change *Change,
 	if err != nil {
 		return nil, fmt.Errorf("score task %s: %w", t.ID, err)
 	}
-	verdict(res, t, out, work)
+	verdict(res, t, out, work, can)
 	return res, nil
 }
 
@@ -288,7 +298,7 @@ func (s *Scorer) run(ctx context.Context, t *tasks.Task, spec sandbox.Spec) (*Te
 }
 
 // verdict reads the per-test report, if the task has one, and decides.
-func verdict(res *TestResult, t *tasks.Task, out *streams, work string) {
+func verdict(res *TestResult, t *tasks.Task, out *streams, work string, can *canary) {
 	exitOK := res.ExitCode == 0 && !res.TimedOut
 	if t.Tests.Report == "" {
 		res.Basis = BasisExitStatus
@@ -314,6 +324,27 @@ func verdict(res *TestResult, t *tasks.Task, out *streams, work string) {
 		}
 		res.Cases = cases
 	}
+	var canaryNote string
+	if res.ReportError == "" && can != nil {
+		problem := can.check(res.Cases)
+		res.Cases = withoutCanary(res.Cases, can)
+		switch ok, _ := testreport.Check(res.Cases, t.Record.Tests()); {
+		case problem != "" && !ok:
+			// The tests failed anyway (a module that did not import takes
+			// its canary with it): that failure is the verdict to show.
+			canaryNote = "bench's canary test did not run either"
+			exitOK = false
+		case problem != "":
+			res.ReportError = problem
+		case res.ExitCode == 0:
+			res.ReportError = "the tests exited 0 although bench's canary test failed: the exit status was forged"
+		default:
+			// The canary failed, as it must: the runner's exit status is
+			// then a failure, and the verdict is the report's.
+			exitOK = !res.TimedOut && res.ExitCode > 0 && others(res.Cases)
+			canaryNote = fmt.Sprintf("bench's canary test %s failed as planted; exit %d is its failure", can.name, res.ExitCode)
+		}
+	}
 	if res.ReportError != "" {
 		// Every recorded test counts as failed: none could be seen to pass.
 		res.Passed = false
@@ -321,9 +352,38 @@ func verdict(res *TestResult, t *tasks.Task, out *streams, work string) {
 		res.Output += "\n[bench: " + res.ReportError + "; reward 0]"
 		return
 	}
+	if canaryNote != "" {
+		res.Output += "\n[bench: " + canaryNote + "]"
+	}
 	ok, failed := testreport.Check(res.Cases, t.Record.Tests())
 	res.Failed = failed
 	res.Passed = exitOK && ok
+}
+
+// others reports whether every reported test passed or was skipped: with
+// the canary gone from cases, what the exit status would have said
+// without it.
+func others(cases []testreport.Case) bool {
+	for _, c := range cases {
+		if c.Outcome == testreport.Fail {
+			return false
+		}
+	}
+	return true
+}
+
+// withoutCanary is cases without the canary's.
+func withoutCanary(cases []testreport.Case, can *canary) []testreport.Case {
+	if can == nil {
+		return cases
+	}
+	out := make([]testreport.Case, 0, len(cases))
+	for _, c := range cases {
+		if !can.is(c.ID) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // readReportFile reads a report file the tests wrote, never through a

@@ -102,11 +102,18 @@ type Tests struct {
 	// Result are globs (MatchGlob's) of the files that count as the agent's
 	// result; empty for the default rule (see Counts).
 	Result []string `toml:"result"`
+	// Canary, when false, plants no canary test beside the hidden tests
+	// (evaluator: a test that must fail, against a forged report); for a
+	// command that runs only part of its test modules. Default true.
+	Canary *bool `toml:"canary"`
 	// Env is the environment the tests get beyond bench's clean base
 	// (PATH, LANG, HOME): the only way the operator's or the task's
 	// settings reach them.
 	Env map[string]string `toml:"env"`
 }
+
+// CanaryOr says whether a canary test is planted (the default).
+func (t Tests) CanaryOr() bool { return t.Canary == nil || *t.Canary }
 
 // The per-test report forms of Tests.Report.
 const (

@@ -232,7 +232,7 @@ func TestAttemptPageSaysWhatTheRewardRestsOn(t *testing.T) {
 			`UPDATE test_results SET report_error = 'unittest: no test result line', passed = 0 WHERE attempt_id = ?`,
 			`DELETE FROM test_cases WHERE attempt_id = ?`,
 			`UPDATE test_results SET tests_total = 0, tests_passed = 0 WHERE attempt_id = ?`,
-		}, []string{`id="report-error"`, "The per-test report could not be read, so the reward is 0: unittest: no test result line",
+		}, []string{`id="report-error"`, "The per-test report was not accepted, so the reward is 0: unittest: no test result line",
 			"The reward rests on the task&#39;s per-test report, and it could not be read"}, []string{"has no record", `id="verdicts-table"`}},
 		{"timeout", []string{
 			`UPDATE test_results SET timed_out = 1, exit_code = -1, ref_duration_ms = 1234.5 WHERE attempt_id = ?`,

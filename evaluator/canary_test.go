@@ -1,0 +1,137 @@
+package evaluator_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/benchhq/bench/evaluator"
+	"github.com/benchhq/bench/internal/sandboxtest"
+	"github.com/benchhq/bench/tasks"
+)
+
+// copyTree copies the example task src to a new folder for a test to edit.
+func copyTree(t *testing.T, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// TestCanaryCatchesForgedReports: code under test that makes the test
+// process forge its report or its exit status scores 0 because of bench's
+// canary test; a correct solution, and a failing one, are scored as their
+// tests say. With canary = false the same forgeries are rewarded, which is
+// what shows the canary is what stops them.
+func TestCanaryCatchesForgedReports(t *testing.T) {
+	src := filepath.Join("..", "tasks", "suites", "examples", "recipe-trailing-dot")
+	read := func(rel string) string {
+		b, err := os.ReadFile(filepath.Join(src, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	orig, sol := read("workspace/recipe.py"), read("solution/recipe.py")
+	const (
+		// Every test method returns without running its body.
+		patchRunner = "import unittest as _u\n_u.TestCase._callTestMethod = lambda self, method: None\n\n"
+		// The tests fail, and the process exits 0 after them.
+		atexitExit = "\n\nimport atexit as _a, os as _o\n_a.register(_o._exit, 0)\n"
+	)
+	// At import, print a complete passing report of the hidden tests'
+	// names (read from the test module beside it) and exit 0.
+	forge := `
+import os as _o, re as _re, sys as _s
+_src = open("test_recipe_hidden.py").read()
+_names = _re.findall(r"def (test_\w+)", _src)
+for _n in _names:
+    _s.stderr.write("%s (test_recipe_hidden.HiddenRecipeTest.%s) ... ok\n" % (_n, _n))
+_s.stderr.write("\n----------------------------------------------------------------------\nRan %d tests in 0.001s\n\nOK\n" % len(_names))
+_s.stderr.flush()
+_o._exit(0)
+`
+	sb := sandboxtest.New(t)
+	tests := []struct {
+		name     string
+		recipe   string
+		noCanary bool
+		passed   bool
+		want     string // in the output bench keeps
+		forged   bool   // a report problem, not failed tests
+	}{
+		{name: "the solution", recipe: sol, passed: true, want: "failed as planted"},
+		{name: "the untouched workspace", recipe: orig, want: "FAIL"},
+		{name: "a module that does not import", recipe: "this is not python\n", want: `no "Ran N tests" line`, forged: true},
+		{name: "a report printed at import", recipe: forge + orig, want: "bench's canary test", forged: true},
+		{name: "unittest patched so no body runs", recipe: patchRunner + orig, want: "was reported as pass", forged: true},
+		{name: "exit 0 forced after failing tests", recipe: orig + atexitExit, want: "exited 0 although", forged: true},
+		{name: "the solution, exit 0 forced", recipe: sol + atexitExit, want: "exited 0 although", forged: true},
+		{name: "no canary: a report printed at import", recipe: forge + orig, noCanary: true, passed: true},
+		{name: "no canary: unittest patched", recipe: patchRunner + orig, noCanary: true, passed: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := copyTree(t, src)
+			if tt.noCanary {
+				toml := filepath.Join(dir, "task.toml")
+				b, _ := os.ReadFile(toml)
+				b = []byte(strings.Replace(string(b), `report = "unittest"`, "report = \"unittest\"\ncanary = false", 1))
+				if err := os.WriteFile(toml, b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			task, err := tasks.Load(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.noCanary && task.Tests.CanaryOr() {
+				t.Fatal("canary = false was not read")
+			}
+			ws := t.TempDir()
+			if err := task.CopyWorkspace(ws); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(ws, "recipe.py"), []byte(tt.recipe), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			scorer := &evaluator.Scorer{Sandbox: sb, TempDir: t.TempDir()}
+			res, err := scorer.Score(context.Background(), task, ws)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Passed != tt.passed {
+				t.Errorf("passed = %v, want %v; report error %q\n%s", res.Passed, tt.passed, res.ReportError, res.Output)
+			}
+			if !strings.Contains(res.Output, tt.want) {
+				t.Errorf("output lacks %q:\n%s", tt.want, res.Output)
+			}
+			if forged := res.ReportError != ""; forged != tt.forged {
+				t.Errorf("report error %q; want one: %v", res.ReportError, tt.forged)
+			}
+			for _, c := range res.Cases {
+				if strings.Contains(strings.ToLower(c.ID), "canary") {
+					t.Errorf("the canary %s is among the stored test cases", c.ID)
+				}
+			}
+		})
+	}
+}
