@@ -96,6 +96,14 @@ func TestParse(t *testing.T) {
 			want: "m.C.test_a=fail\nm.D.setUpClass=fail\n",
 		},
 		{
+			name: "unittest: a test that prints 1000 lines, some looking like test names, before its result",
+			form: tasks.ReportUnittest,
+			out: Output{Stderr: []byte("test_a (m.C.test_a) ... " + strings.Repeat("line\n", 1000) +
+				"total (approx.)\nfoo (a.b)\nbar (a.b) shown\nok\ntest_b (m.C.test_b)\nThe docstring ... ok\n\n" +
+				strings.Repeat("-", 70) + "\nRan 2 tests in 0.001s\n\nOK\n")},
+			want: "m.C.test_a=pass\nm.C.test_b=pass\n",
+		},
+		{
 			name:    "unittest: a count that does not match",
 			form:    tasks.ReportUnittest,
 			out:     Output{Stderr: []byte("test_a (m.C.test_a) ... ok\nRan 3 tests in 0.001s\n")},

@@ -20,6 +20,21 @@ var (
 	unittestRule = regexp.MustCompile(`^(?:={20,}|-{20,})$`)
 )
 
+// unittestHeadAt matches the line that starts a test's result at lines[i]:
+// "name (id)" where id is dotted (mod.Class or mod.Class.name), followed
+// by " ... " on the line or on the docstring line after it. A line a test
+// prints that merely looks like "total (approx.)" starts nothing.
+func unittestHeadAt(lines []string, i int) []string {
+	m := unittestHead.FindStringSubmatch(lines[i])
+	if m == nil || !strings.Contains(m[2], ".") || strings.HasPrefix(m[2], ".") || strings.HasSuffix(m[2], ".") {
+		return nil
+	}
+	if strings.HasPrefix(m[3], " ... ") || (m[3] == "" && i+1 < len(lines) && strings.Contains(lines[i+1], " ... ")) {
+		return m
+	}
+	return nil
+}
+
 // unittestResult reads a verbose unittest result word at the end of s.
 func unittestResult(s string) (Outcome, bool) {
 	s = strings.TrimSpace(s)
@@ -67,7 +82,7 @@ func parseUnittest(b []byte) ([]Case, error) {
 			failed = append(failed, unittestID(m[1], m[2]))
 			continue
 		}
-		m := unittestHead.FindStringSubmatch(lines[i])
+		m := unittestHeadAt(lines, i)
 		if m == nil {
 			continue
 		}
@@ -77,11 +92,11 @@ func parseUnittest(b []byte) ([]Case, error) {
 		// after it, or alone after what the test printed; the test's
 		// output ends at the next test, or where the details begin.
 		j := i
-		for ; j < len(lines) && j <= i+200; j++ {
+		for ; j < len(lines); j++ {
 			s := lines[j]
 			if j == i {
 				s = rest
-			} else if unittestHead.MatchString(s) || unittestRan.MatchString(s) || unittestRule.MatchString(s) || unittestFailure.MatchString(s) {
+			} else if unittestHeadAt(lines, j) != nil || unittestRan.MatchString(s) || unittestRule.MatchString(s) || unittestFailure.MatchString(s) {
 				break
 			}
 			if k := strings.LastIndex(s, " ... "); k >= 0 {
