@@ -157,7 +157,14 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 		return nil, fmt.Errorf("attempt %s/%s#%d: hidden tests: %w", j.Arm.Name, j.Task.ID, j.Index, err)
 	}
 	if res.TimedOut {
-		if why := r.timeoutIsTheMachines(ctx, scorer, j.Task, env, res); why != "" {
+		why := r.timeoutIsTheMachines(ctx, scorer, j.Task, env, res)
+		if ctx.Err() != nil {
+			// Stopped while the reference ran: the timeout is not judged.
+			a.Status, a.Error = results.StatusCanceled, "interrupted while the reference solution's tests ran, after the hidden tests timed out"
+			a.FinishedAt = time.Now().UTC()
+			return a, nil
+		}
+		if why != "" {
 			a.Test = res
 			a.Status, a.Error = results.StatusInfraError, why
 			a.FinishedAt = time.Now().UTC()
@@ -176,26 +183,34 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 // something about the agent: not when the reference solution's tests,
 // run now in the same prepared environment, time out too (the machine is
 // overloaded), nor when there is no prepared environment to compare with.
-// It returns why the timeout is an infrastructure failure, or "". The
-// reference's time is kept in res.RefDuration.
+// It returns why the timeout is an infrastructure failure, or "": also
+// when the reference could not be run at all. The reference's time, when
+// it ran, is kept in res.RefDuration.
 func (r *Runner) timeoutIsTheMachines(ctx context.Context, scorer *evaluator.Scorer, t *tasks.Task, env *environment.Env, res *evaluator.TestResult) string {
 	limit := t.Tests.TimeoutOr()
 	if env == nil {
 		return fmt.Sprintf("the hidden tests ran past their timeout of %s in an environment that was not prepared", limit)
 	}
-	res.RefDuration = env.Meta.RefTest
 	tmp, err := os.MkdirTemp(r.TempDir, "bench-ref-")
 	if err != nil {
-		return ""
+		return fmt.Sprintf("the hidden tests ran past their timeout of %s, and the reference solution could not be run to compare: %v", limit, err)
 	}
 	defer os.RemoveAll(tmp)
 	change, ok, err := environment.Solution(ctx, t, tmp)
-	if err != nil || !ok {
-		return "" // no reference to compare with: the agent's timeout stands
+	switch {
+	case ctx.Err() != nil:
+		return ""
+	case err != nil:
+		return fmt.Sprintf("the hidden tests ran past their timeout of %s, and the reference solution could not be made to compare: %v", limit, err)
+	case !ok:
+		return "" // the task has no reference to compare with: the agent's timeout stands
 	}
 	ref, err := scorer.Run(ctx, t, change)
-	if err != nil || ctx.Err() != nil {
+	switch {
+	case ctx.Err() != nil:
 		return ""
+	case err != nil:
+		return fmt.Sprintf("the hidden tests ran past their timeout of %s, and the reference solution's could not be run to compare: %v", limit, err)
 	}
 	res.RefDuration = ref.Duration
 	if ref.TimedOut || ref.Duration >= limit {

@@ -3,12 +3,16 @@ package runner
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/benchhq/bench/environment"
+	"github.com/benchhq/bench/tasks"
 )
 
 // envCache is the cache of the tasks' environments of a plan: set-up and
@@ -37,6 +41,9 @@ func (r *Runner) prepareEnvs(ctx context.Context, plan *Plan) (map[string]*envir
 			if err != nil {
 				return err
 			}
+			if err := refPassed(t, e); err != nil {
+				return err
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			out[t.Dir] = e
@@ -54,6 +61,32 @@ func (r *Runner) prepareEnvs(ctx context.Context, plan *Plan) (map[string]*envir
 		r.logf("environments: %d prepared in %s, %d from the cache %s", prepared, time.Since(start).Round(100*time.Millisecond), len(out)-prepared, cache.Dir)
 	}
 	return out, nil
+}
+
+// refPassed refuses a task whose reference solution failed its hidden
+// tests when its environment was prepared: every reward of the task would
+// rest on tests that a correct solution fails there.
+func refPassed(t *tasks.Task, e *environment.Env) error {
+	if e.Meta.RefPassed {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(t.SolutionDir(), "solve.sh")); err != nil {
+		return nil // no reference solution: nothing to compare with
+	}
+	var last environment.Step
+	for _, st := range e.Meta.Steps {
+		if strings.HasPrefix(st.Name, "hidden tests on the solution") {
+			last = st
+		}
+	}
+	msg := fmt.Sprintf("task %s: its reference solution failed the hidden tests in its prepared environment", t.ID)
+	if last.Name != "" {
+		msg += fmt.Sprintf(" (exit %d)", last.ExitCode)
+		if out := strings.TrimSpace(last.Output); out != "" {
+			msg += ":\n" + out
+		}
+	}
+	return fmt.Errorf("%s\ncheck the task with: bench validate %s; if it passes there, the environment was prepared on a bad day: bench cache clear --task %s", msg, t.Dir, t.ID)
 }
 
 // byteSize words a size.
