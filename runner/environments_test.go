@@ -1,6 +1,7 @@
 package runner_test
 
 import (
+	"context"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -75,5 +76,26 @@ func TestAttemptsSeeTheirTasksWarmEnvironment(t *testing.T) {
 			}
 			return nil
 		})
+	}
+}
+
+// TestTaskWhoseReferenceFailsIsRefused: a task whose reference solution
+// fails its hidden tests in the prepared environment is refused before
+// any attempt, with the tests' output and what to do; nothing is stored.
+func TestTaskWhoseReferenceFailsIsRefused(t *testing.T) {
+	suite := writeTask(t, "format = 1\ninstruction = \"x\"\n[tests]\ncommand = \"echo needs-network >&2; exit 3\"\n",
+		map[string]string{"workspace/a.txt": "a", "solution/solve.sh": "true\n"})
+	f := newFixture(t, giveUp)
+	_, err := f.runner.Run(context.Background(), &runner.Plan{Model: "fake", Suite: suite, Attempts: 1}, "r1")
+	if err == nil {
+		t.Fatal("the run started")
+	}
+	for _, want := range []string{"reference solution failed the hidden tests", "exit 3", "needs-network", "bench validate", "bench cache clear --task"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+	if n := f.count(`SELECT count(*) FROM attempts`); n != 0 {
+		t.Errorf("%d attempts stored", n)
 	}
 }
