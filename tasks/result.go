@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -87,45 +88,79 @@ var hooks = []string{"conftest.py", "sitecustomize.py", "usercustomize.py"}
 // part of its result and is carried into the scoring folder; if not, it
 // says why.
 //
-// With Result globs, a file counts when a glob matches it. Without, every
-// file counts except dot-files and anything in a dot-folder, caches and
-// bytecode (__pycache__, *.pyc), Python path configuration (*.pth), and
-// test-runner or interpreter hooks (conftest.py, sitecustomize.py,
-// usercustomize.py); and, for a task with Python tests, files the agent
-// added that the tests would import in place of a module they need (see
-// Task.Shadowing). Links and special files never count (the caller sees
-// them as such).
+// Some files are never a result by accident: dot-files and anything in a
+// dot-folder, caches and bytecode (__pycache__, *.pyc), Python path
+// configuration (*.pth), and test-runner or interpreter hooks
+// (conftest.py, sitecustomize.py, usercustomize.py). Without Result globs
+// every other file counts; and, for a task with Python tests, the caller
+// also leaves out files the agent added that the tests would import in
+// place of a module they need (see Task.Shadowing). With Result globs a
+// file counts when a glob matches it, and one of those kinds only when the
+// glob names it: "src/**" does not carry src/conftest.py or src/.env, but
+// "**/conftest.py", ".config/*.json" and "*.pth" carry what they name.
+// Links and special files never count (the caller sees them as such).
 func (t Tests) Counts(rel string) (bool, string) {
 	rel = strings.TrimPrefix(path.Clean(filepath.ToSlash(rel)), "/")
-	if len(t.Result) > 0 {
+	why, named := excluded(rel)
+	if len(t.Result) == 0 {
+		return why == "", why
+	}
+	for _, g := range t.Result {
+		if !MatchGlob(g, rel) {
+			continue
+		}
+		if why == "" || named(g) {
+			return true, ""
+		}
+	}
+	if why != "" {
 		for _, g := range t.Result {
 			if MatchGlob(g, rel) {
-				return true, ""
+				return false, why + ", which a [tests] result glob carries only when it names it"
 			}
 		}
-		return false, LeftOutNotResult
 	}
+	return false, LeftOutNotResult
+}
+
+// excluded says why the file at rel is of a kind that is never a result
+// by accident, or "", and whether a glob names it: every segment that
+// makes it so (".config", "__pycache__", "conftest.py") is a segment of
+// the glob, and a kind known by its extension ends the glob ("*.pth").
+func excluded(rel string) (string, func(glob string) bool) {
 	segs := strings.Split(rel, "/")
+	why := ""
+	var literal []string
+	ext := ""
 	for _, s := range segs {
-		if strings.HasPrefix(s, ".") {
-			return false, LeftOutDotFile
-		}
-	}
-	for _, c := range cacheDirs {
-		if MatchGlob(c, rel) {
-			return false, LeftOutCache
+		switch {
+		case strings.HasPrefix(s, "."):
+			why = cmp.Or(why, LeftOutDotFile)
+			literal = append(literal, s)
+		case slices.Contains(cacheDirs, s):
+			why = cmp.Or(why, LeftOutCache)
+			literal = append(literal, s)
 		}
 	}
 	base := segs[len(segs)-1]
-	switch ext := path.Ext(base); {
-	case ext == ".pyc" || ext == ".pyo":
-		return false, LeftOutCache
-	case ext == ".pth":
-		return false, LeftOutPth
+	switch e := path.Ext(base); {
+	case e == ".pyc" || e == ".pyo":
+		why, ext = cmp.Or(why, LeftOutCache), e
+	case e == ".pth":
+		why, ext = cmp.Or(why, LeftOutPth), e
 	case slices.Contains(hooks, base):
-		return false, LeftOutHook
+		why = cmp.Or(why, LeftOutHook)
+		literal = append(literal, base)
 	}
-	return true, ""
+	return why, func(g string) bool {
+		gs := strings.Split(g, "/")
+		for _, l := range literal {
+			if !slices.Contains(gs, l) {
+				return false
+			}
+		}
+		return ext == "" || strings.HasSuffix(gs[len(gs)-1], ext)
+	}
 }
 
 // Shadowing says which paths would be imported in place of a module that

@@ -3,6 +3,7 @@ package tasks
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -53,5 +54,52 @@ func TestShadowing(t *testing.T) {
 	}
 	if (Shadowing{}).Shadows("unittest/__init__.py") {
 		t.Error("the zero Shadowing shadows")
+	}
+}
+
+// TestCounts: what counts as the agent's result, under the default rule
+// and under globs, which carry a dot-file, a cache, a .pth or a hook only
+// when they name it.
+func TestCounts(t *testing.T) {
+	def := Tests{}
+	src := Tests{Result: []string{"src/**"}}
+	named := Tests{Result: []string{"**/conftest.py", ".config/*.json", "*.pth", "config/.env", "pkg/__pycache__/*.pyc"}}
+	tests := []struct {
+		rules Tests
+		rel   string
+		want  bool
+		why   string
+	}{
+		{def, "main.py", true, ""},
+		{def, "a/b/c.go", true, ""},
+		{def, ".config/go/env", false, LeftOutDotFile},
+		{def, "src/.env", false, LeftOutDotFile},
+		{def, "__pycache__/x.cpython-311.pyc", false, LeftOutCache},
+		{def, "x.pyc", false, LeftOutCache},
+		{def, ".local/lib/python3.11/site-packages/x.pth", false, LeftOutDotFile},
+		{def, "x.pth", false, LeftOutPth},
+		{def, "sub/conftest.py", false, LeftOutHook},
+		{def, "sitecustomize.py", false, LeftOutHook},
+		{src, "src/main.py", true, ""},
+		{src, "main.py", false, LeftOutNotResult},
+		{src, "src/conftest.py", false, LeftOutHook},
+		{src, "src/.env", false, LeftOutDotFile},
+		{src, "src/x.pth", false, LeftOutPth},
+		{src, "src/__pycache__/m.pyc", false, LeftOutCache},
+		{src, "src/m.pyc", false, LeftOutCache},
+		{src, "src/usercustomize.py", false, LeftOutHook},
+		{named, "a/conftest.py", true, ""},
+		{named, ".config/service.json", true, ""},
+		{named, ".config/.hidden/service.json", false, LeftOutNotResult},
+		{named, "x.pth", true, ""},
+		{named, "config/.env", true, ""},
+		{named, "pkg/__pycache__/m.pyc", true, ""},
+		{named, "sitecustomize.py", false, LeftOutNotResult},
+	}
+	for _, tt := range tests {
+		ok, why := tt.rules.Counts(tt.rel)
+		if ok != tt.want || !strings.HasPrefix(why, tt.why) {
+			t.Errorf("%v.Counts(%q) = %v, %q; want %v, %q", tt.rules.Result, tt.rel, ok, why, tt.want, tt.why)
+		}
 	}
 }
