@@ -43,6 +43,7 @@ import (
 	"time"
 
 	"github.com/benchhq/bench/evaluator"
+	"github.com/benchhq/bench/internal/tree"
 	"github.com/benchhq/bench/sandbox"
 	"github.com/benchhq/bench/tasks"
 )
@@ -268,7 +269,7 @@ func (c *Cache) locked(ctx context.Context, key string, build func(tmp string) (
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(tmp)
+	defer tree.Remove(tmp)
 	start := time.Now()
 	meta, err := build(tmp)
 	if err != nil {

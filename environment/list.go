@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/benchhq/bench/internal/tree"
 )
 
 // Listed is one environment in a cache folder.
@@ -83,7 +85,7 @@ func Clear(dir string, remove func(Listed) bool) (int, int64, error) {
 		views, _ := os.ReadDir(filepath.Join(dir, viewsDir))
 		for _, v := range views {
 			if fi, err := v.Info(); err == nil && time.Since(fi.ModTime()) > staleView {
-				os.RemoveAll(filepath.Join(dir, viewsDir, v.Name()))
+				tree.Remove(filepath.Join(dir, viewsDir, v.Name()))
 			}
 		}
 		entries, _ := os.ReadDir(dir)
@@ -114,7 +116,7 @@ func removeLocked(dir, key, p string) error {
 		return nil // being prepared: left alone
 	}
 	defer unlock(f)
-	if err := os.RemoveAll(p); err != nil {
+	if err := tree.Remove(p); err != nil {
 		return fmt.Errorf("remove %s: %w", p, err)
 	}
 	return nil

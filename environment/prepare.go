@@ -11,6 +11,7 @@ import (
 
 	"github.com/benchhq/bench/evaluator"
 	"github.com/benchhq/bench/internal/procio"
+	"github.com/benchhq/bench/internal/tree"
 	"github.com/benchhq/bench/sandbox"
 	"github.com/benchhq/bench/tasks"
 )
@@ -83,7 +84,7 @@ func (c *Cache) build(ctx context.Context, t *tasks.Task, tmp string) (*Meta, er
 		}
 		meta.Steps = append(meta.Steps, st)
 	}
-	if err := os.RemoveAll(work); err != nil {
+	if err := tree.Remove(work); err != nil {
 		return nil, err
 	}
 	scoring := filepath.Join(tmp, ScoringLayer)
@@ -133,7 +134,7 @@ func (c *Cache) warmScoring(ctx context.Context, t *tasks.Task, tmp, scoring str
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(solved) // never kept with the environment
+	defer tree.Remove(solved) // never kept with the environment
 	change, ok, err := Solution(ctx, t, solved)
 	if err != nil || !ok {
 		return err

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/benchhq/bench/internal/tree"
 )
 
 // viewsDir holds the views of a cache's environments, beside them: on
@@ -32,7 +34,7 @@ func (e *Env) newView(layer string) (string, func(), error) {
 	if err != nil {
 		return "", nil, fmt.Errorf("view of the %s environment of task %s: %w", layer, e.Meta.Task, err)
 	}
-	release := func() { os.RemoveAll(dir) }
+	release := func() { tree.Remove(dir) }
 	if err := e.view(layer, dir); err != nil {
 		release()
 		return "", nil, err

@@ -20,6 +20,7 @@ import (
 
 	"github.com/benchhq/bench/evaluator/testreport"
 	"github.com/benchhq/bench/internal/procio"
+	"github.com/benchhq/bench/internal/tree"
 	"github.com/benchhq/bench/sandbox"
 	"github.com/benchhq/bench/tasks"
 )
@@ -150,7 +151,7 @@ func (s *Scorer) Run(ctx context.Context, t *tasks.Task, change *Change) (*TestR
 		home, release, err = s.Home(ctx, t)
 	} else {
 		home, err = os.MkdirTemp(s.TempDir, "bench-score-home-")
-		release = func() { os.RemoveAll(home) }
+		release = func() { tree.Remove(home) }
 	}
 	if err != nil {
 		return nil, fmt.Errorf("score task %s: make the scoring HOME: %w", t.ID, err)
@@ -166,7 +167,7 @@ func (s *Scorer) RunWithHome(ctx context.Context, t *tasks.Task, change *Change,
 	if err != nil {
 		return nil, fmt.Errorf("score task %s: make the scoring folder: %w", t.ID, err)
 	}
-	defer os.RemoveAll(dir)
+	defer tree.Remove(dir)
 	work := filepath.Join(dir, "work")
 	if err := os.Mkdir(work, 0o700); err != nil {
 		return nil, fmt.Errorf("score task %s: %w", t.ID, err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/benchhq/bench/evaluator/testreport"
+	"github.com/benchhq/bench/internal/tree"
 	"github.com/benchhq/bench/tasks"
 )
 
@@ -78,7 +79,7 @@ func Validate(ctx context.Context, t *tasks.Task, s *Scorer, opts ValidateOption
 		if err != nil {
 			return nil, fmt.Errorf("validate %s: %w", t.ID, err)
 		}
-		defer os.RemoveAll(dir)
+		defer tree.Remove(dir)
 		if err := t.CopyWorkspace(dir); err != nil {
 			return nil, err
 		}

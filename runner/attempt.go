@@ -15,6 +15,7 @@ import (
 	"github.com/benchhq/bench/agent"
 	"github.com/benchhq/bench/environment"
 	"github.com/benchhq/bench/evaluator"
+	"github.com/benchhq/bench/internal/tree"
 	"github.com/benchhq/bench/results"
 	"github.com/benchhq/bench/sandbox"
 	"github.com/benchhq/bench/tasks"
@@ -195,7 +196,7 @@ func (r *Runner) timeoutIsTheMachines(ctx context.Context, scorer *evaluator.Sco
 	if err != nil {
 		return fmt.Sprintf("the hidden tests ran past their timeout of %s, and the reference solution could not be run to compare: %v", limit, err)
 	}
-	defer os.RemoveAll(tmp)
+	defer tree.Remove(tmp)
 	change, ok, err := environment.Solution(ctx, t, tmp)
 	switch {
 	case ctx.Err() != nil:

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/benchhq/bench/agent/mcp"
 	"github.com/benchhq/bench/endpoint"
 	"github.com/benchhq/bench/environment"
+	"github.com/benchhq/bench/internal/tree"
 	"github.com/benchhq/bench/overhead"
 	"github.com/benchhq/bench/results"
 	"github.com/benchhq/bench/sandbox"
@@ -81,7 +81,7 @@ type Runner struct {
 	// the run is flagged once, not once an attempt.
 	flags *mcp.FlagCache
 	// removing counts the attempt folders being removed (removeLater);
-	// removeAll removes one (os.RemoveAll when nil).
+	// removeAll removes one (tree.Remove when nil).
 	removing  sync.WaitGroup
 	removeAll func(string) error
 }
@@ -294,7 +294,7 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 func (r *Runner) removeLater(dir string) {
 	remove := r.removeAll
 	if remove == nil {
-		remove = os.RemoveAll
+		remove = tree.Remove
 	}
 	r.removing.Go(func() {
 		if err := remove(dir); err != nil {
