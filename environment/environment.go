@@ -116,7 +116,21 @@ type Cache struct {
 	mu        sync.Mutex
 	ready     map[string]*Env       // by task folder
 	preparing map[string]*syncMutex // by key
+	held      map[string]*os.File   // shared locks, by key: in use
 	toolchain string
+}
+
+// Close lets go of the environments Prepare returned: until then they
+// are in use, and Clear (bench cache clear, in any process) leaves them
+// alone.
+func (c *Cache) Close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, f := range c.held {
+		f.Close() // closing releases the lock
+		delete(c.held, k)
+	}
+	c.ready = nil
 }
 
 // syncMutex serializes the preparations of one key in a process.
@@ -213,15 +227,52 @@ func (c *Cache) Prepare(ctx context.Context, t *tasks.Task) (*Env, error) {
 	c.mu.Unlock()
 	m.Lock()
 	defer m.Unlock()
-	e, err := c.load(key)
+	e, err := c.hold(ctx, key)
 	if err != nil {
-		e, err = c.prepareLocked(ctx, t, key)
+		if _, err = c.prepareLocked(ctx, t, key); err == nil {
+			if e, err = c.hold(ctx, key); err == nil {
+				e.Fresh = true
+			}
+		}
 	}
 	if err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
 	c.ready[t.Dir] = e
+	c.mu.Unlock()
+	return e, nil
+}
+
+// hold takes a shared lock on key's lock file, which a preparation or a
+// Clear holds exclusively, and reads the environment of key; the lock is
+// kept until Close, so that no Clear removes the environment meanwhile.
+func (c *Cache) hold(ctx context.Context, key string) (*Env, error) {
+	c.mu.Lock()
+	f := c.held[key]
+	c.mu.Unlock()
+	if f == nil {
+		if err := os.MkdirAll(c.dir(), 0o755); err != nil {
+			return nil, err
+		}
+		var err error
+		if f, err = lockWait(ctx, filepath.Join(c.dir(), key+".lock"), syscall.LOCK_SH); err != nil {
+			return nil, err
+		}
+	}
+	e, err := c.load(key)
+	if err != nil {
+		c.mu.Lock()
+		delete(c.held, key)
+		c.mu.Unlock()
+		f.Close()
+		return nil, err
+	}
+	c.mu.Lock()
+	if c.held == nil {
+		c.held = map[string]*os.File{}
+	}
+	c.held[key] = f
 	c.mu.Unlock()
 	return e, nil
 }
@@ -298,14 +349,24 @@ func (c *Cache) locked(ctx context.Context, key string, build func(tmp string) (
 
 // lockFile takes an exclusive lock on path, waiting for ctx.
 func lockFile(ctx context.Context, path string) (func(), error) {
+	f, err := lockWait(ctx, path, syscall.LOCK_EX)
+	if err != nil {
+		return nil, err
+	}
+	return func() { unlock(f); f.Close() }, nil
+}
+
+// lockWait opens path and takes a lock of kind how (LOCK_EX, LOCK_SH) on
+// it, waiting for ctx; closing the file releases it.
+func lockWait(ctx context.Context, path string, how int) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	for {
-		err := lockNow(f)
+		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
 		if err == nil {
-			return func() { unlock(f); f.Close() }, nil
+			return f, nil
 		}
 		if !errors.Is(err, syscall.EWOULDBLOCK) {
 			f.Close()

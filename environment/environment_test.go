@@ -114,7 +114,8 @@ func TestPrepareLayersAndViews(t *testing.T) {
 
 	// Read back from the cache by another Cache; a changed set-up step is
 	// another environment.
-	again, err := (&environment.Cache{Dir: cache.Dir, Sandbox: sb}).Prepare(ctx, task)
+	second := &environment.Cache{Dir: cache.Dir, Sandbox: sb}
+	again, err := second.Prepare(ctx, task)
 	if err != nil || again.Fresh || again.Meta.Key != env.Meta.Key {
 		t.Errorf("second Prepare: %+v, %v; want the cached environment", again, err)
 	}
@@ -126,8 +127,21 @@ func TestPrepareLayersAndViews(t *testing.T) {
 	if err != nil || len(list) != 1 || list[0].Bytes == 0 {
 		t.Fatalf("List = %+v, %v; want the one environment with its size", list, err)
 	}
-	if n, freed, err := environment.Clear(cache.Dir, nil); err != nil || n != 1 || freed == 0 {
-		t.Errorf("Clear = %d, %d, %v", n, freed, err)
+	// In use (two Caches hold it, as two runs would): left alone, and
+	// still whole; let go of, removed.
+	if c, err := environment.Clear(cache.Dir, nil); err != nil || c.Removed != 0 || len(c.InUse) != 1 {
+		t.Errorf("Clear of an environment in use = %+v, %v; want it left alone", c, err)
+	}
+	if _, err := os.Stat(filepath.Join(env.Dir, "env.json")); err != nil {
+		t.Errorf("Clear touched the environment in use: %v", err)
+	}
+	cache.Close()
+	if c, err := environment.Clear(cache.Dir, nil); err != nil || c.Removed != 0 {
+		t.Errorf("Clear while another Cache holds it = %+v, %v; want it left alone", c, err)
+	}
+	second.Close()
+	if c, err := environment.Clear(cache.Dir, nil); err != nil || c.Removed != 1 || c.Freed == 0 {
+		t.Errorf("Clear = %+v, %v", c, err)
 	}
 }
 

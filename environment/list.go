@@ -56,28 +56,42 @@ func List(dir string) ([]Listed, error) {
 	return out, nil
 }
 
+// Cleared is what Clear did.
+type Cleared struct {
+	// Removed counts the environments removed, Freed their bytes.
+	Removed int
+	Freed   int64
+	// InUse are those left alone: a run or a preparation holds them.
+	InUse []Listed
+}
+
 // Clear removes the environments of a cache folder ("" for DefaultDir)
-// that keep says to remove (nil: all of them), with the remains of cut
-// preparations, and returns how many it removed and the bytes freed. An
-// environment being prepared (its lock held) is left alone.
-func Clear(dir string, remove func(Listed) bool) (int, int64, error) {
+// that remove says to remove (nil: all of them), with the remains of cut
+// preparations. An environment in use (a running bench holds it, or is
+// preparing it) is left alone and listed in InUse.
+func Clear(dir string, remove func(Listed) bool) (Cleared, error) {
+	var out Cleared
 	if dir == "" {
 		dir = DefaultDir()
 	}
 	list, err := List(dir)
 	if err != nil {
-		return 0, 0, err
+		return out, err
 	}
-	n, freed := 0, int64(0)
 	for _, l := range list {
 		if remove != nil && !remove(l) {
 			continue
 		}
-		if err := removeLocked(dir, l.Key, l.Dir); err != nil {
-			return n, freed, err
+		done, err := removeLocked(dir, l.Key, l.Dir)
+		if err != nil {
+			return out, err
 		}
-		n++
-		freed += l.Bytes
+		if !done {
+			out.InUse = append(out.InUse, l)
+			continue
+		}
+		out.Removed++
+		out.Freed += l.Bytes
 	}
 	if remove == nil {
 		// Views of runs that ended without removing them (a killed bench):
@@ -91,33 +105,33 @@ func Clear(dir string, remove func(Listed) bool) (int, int64, error) {
 		entries, _ := os.ReadDir(dir)
 		for _, e := range entries {
 			if key, _, ok := strings.Cut(e.Name(), ".tmp-"); ok {
-				if err := removeLocked(dir, key, filepath.Join(dir, e.Name())); err != nil {
-					return n, freed, err
+				if _, err := removeLocked(dir, key, filepath.Join(dir, e.Name())); err != nil {
+					return out, err
 				}
 			}
 		}
 	}
-	return n, freed, nil
+	return out, nil
 }
 
 // staleView is the age past which a view is taken for one a killed bench
 // left: no attempt or scoring run lasts that long with bench's defaults.
 const staleView = 6 * time.Hour
 
-// removeLocked removes p, one of key's folders, unless a preparation of
-// key holds its lock.
-func removeLocked(dir, key, p string) error {
+// removeLocked removes p, one of key's folders, unless a bench process
+// holds its lock (preparing it, or using it); it says whether it did.
+func removeLocked(dir, key, p string) (bool, error) {
 	f, err := os.OpenFile(filepath.Join(dir, key+".lock"), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
-		return fmt.Errorf("remove %s: %w", p, err)
+		return false, fmt.Errorf("remove %s: %w", p, err)
 	}
 	defer f.Close()
 	if err := lockNow(f); err != nil {
-		return nil // being prepared: left alone
+		return false, nil // in use: left alone
 	}
 	defer unlock(f)
 	if err := tree.Remove(p); err != nil {
-		return fmt.Errorf("remove %s: %w", p, err)
+		return false, fmt.Errorf("remove %s: %w", p, err)
 	}
-	return nil
+	return true, nil
 }

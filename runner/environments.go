@@ -25,9 +25,15 @@ func (r *Runner) envCache(plan *Plan) *environment.Cache {
 
 // prepareEnvs prepares the environment of every task of the plan (those
 // the cache holds already are only read), as many at once as the plan
-// runs attempts, and says which it prepared and how long each took.
-func (r *Runner) prepareEnvs(ctx context.Context, plan *Plan) (map[string]*environment.Env, error) {
+// runs attempts, and says which it prepared and how long each took. They
+// stay in use (bench cache clear leaves them alone) until release.
+func (r *Runner) prepareEnvs(ctx context.Context, plan *Plan) (envs map[string]*environment.Env, release func(), err error) {
 	cache := r.envCache(plan)
+	defer func() {
+		if err != nil {
+			cache.Close()
+		}
+	}()
 	out := map[string]*environment.Env{}
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
@@ -55,12 +61,12 @@ func (r *Runner) prepareEnvs(ctx context.Context, plan *Plan) (map[string]*envir
 		})
 	}
 	if err := g.Wait(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if prepared > 0 {
 		r.logf("environments: %d prepared in %s, %d from the cache %s", prepared, time.Since(start).Round(100*time.Millisecond), len(out)-prepared, cache.Dir)
 	}
-	return out, nil
+	return out, cache.Close, nil
 }
 
 // refPassed refuses a task whose reference solution failed its hidden

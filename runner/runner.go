@@ -201,9 +201,12 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 	if err := r.checkTaskServers(ctx, plan, armSets); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrPreflight, err)
 	}
-	if r.envs, err = r.prepareEnvs(ctx, plan); err != nil {
+	envs, releaseEnvs, err := r.prepareEnvs(ctx, plan)
+	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrPreflight, err)
 	}
+	defer releaseEnvs()
+	r.envs = envs
 	if run == nil {
 		run = r.newRun(plan, runID)
 		run.ModelDigest = digest

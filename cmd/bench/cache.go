@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -17,7 +18,8 @@ func cmdCache(_ context.Context, args []string, stdout, stderr io.Writer) error 
 The tasks' prepared environments (warm tool caches, the [environment]
 setup step), kept between runs, one per task, task contents and toolchain:
   list    each environment, its size and how long its hidden tests take warm (default)
-  clear   remove them (all, or --task ID's), and cut preparations
+  clear   remove them (all, or --task ID's) but those a running bench uses,
+          and cut preparations
   path    print the cache folder
 
 Flags:
@@ -51,11 +53,18 @@ Flags:
 		if *task != "" {
 			keep = func(l environment.Listed) bool { return l.Task == *task }
 		}
-		n, freed, err := environment.Clear(*dir, keep)
+		c, err := environment.Clear(*dir, keep)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "removed %s (%s) from %s\n", count(n, "environment"), sizeText(freed), *dir)
+		fmt.Fprintf(stdout, "removed %s (%s) from %s\n", count(c.Removed, "environment"), sizeText(c.Freed), *dir)
+		if len(c.InUse) > 0 {
+			var ids []string
+			for _, l := range c.InUse {
+				ids = append(ids, l.Task)
+			}
+			fmt.Fprintf(stdout, "left %s in use by a running bench: %s\n", count(len(c.InUse), "environment"), strings.Join(ids, ", "))
+		}
 		return nil
 	}
 	return usagef("cache: unknown action %q (expected list, clear or path)", verb)

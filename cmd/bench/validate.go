@@ -64,6 +64,7 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	spec := sandbox.Spec{Hide: hide}
 	cache := &environment.Cache{Dir: *envDir, Sandbox: sb, Spec: spec}
+	defer cache.Close()
 	envs := make([]*environment.Env, len(suite.Tasks))
 	envTook := make([]time.Duration, len(suite.Tasks))
 	vals := make([]*evaluator.Validation, len(suite.Tasks))
