@@ -196,11 +196,15 @@ func lookIn(path, name string) string {
 	return ""
 }
 
-// Key is the name of a task's environment in the cache.
+// Key is the name of a task's environment in the cache: one per task
+// contents, set-up, toolchain, whether bench runs as root and whether its
+// sandbox isolates (what an unisolated preparation left is never used by
+// an isolated run).
 func (c *Cache) Key(ctx context.Context, t *tasks.Task) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "format %d\x00task %s\x00setup %s\x00network %v\x00toolchain %s\x00root %v",
-		Format, t.Hash, t.Environment.Setup, t.Environment.Network, c.Toolchain(ctx), os.Geteuid() == 0)
+	isolated := c.Sandbox != nil && c.Sandbox.Isolated()
+	fmt.Fprintf(h, "format %d\x00task %s\x00setup %s\x00network %v\x00toolchain %s\x00root %v\x00isolated %v",
+		Format, t.Hash, t.Environment.Setup, t.Environment.Network, c.Toolchain(ctx), os.Geteuid() == 0, isolated)
 	return t.ID + "-" + hex.EncodeToString(h.Sum(nil))[:16]
 }
 

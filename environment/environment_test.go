@@ -11,6 +11,7 @@ import (
 
 	"github.com/benchhq/bench/environment"
 	"github.com/benchhq/bench/internal/sandboxtest"
+	"github.com/benchhq/bench/sandbox"
 	"github.com/benchhq/bench/tasks"
 )
 
@@ -122,6 +123,11 @@ func TestPrepareLayersAndViews(t *testing.T) {
 	changed := writeTask(t, `echo other > "$HOME/other"`)
 	if cache.Key(ctx, changed) == env.Meta.Key {
 		t.Error("a changed set-up step kept the key")
+	}
+	if off, err := sandbox.New(ctx, sandbox.Off); err == nil {
+		if (&environment.Cache{Dir: cache.Dir, Sandbox: off}).Key(ctx, task) == env.Meta.Key {
+			t.Error("a sandbox that does not isolate shares the isolated environment's key")
+		}
 	}
 	list, err := environment.List(cache.Dir)
 	if err != nil || len(list) != 1 || list[0].Bytes == 0 {
