@@ -99,6 +99,8 @@ type Env struct {
 	Dir string
 	// Fresh is true when this Cache prepared it (false: read from the cache).
 	Fresh bool
+	// views is where its views are made ("": beside it, in .views).
+	views string
 }
 
 // Cache prepares environments and keeps them in a folder. It is safe for
@@ -112,6 +114,12 @@ type Cache struct {
 	Spec sandbox.Spec
 	// TempDir is where scratch folders are made ("" for the system's).
 	TempDir string
+	// ViewsDir is where views are made ("": the cache folder's .views, on
+	// its file system, so that views can be hard links). Without
+	// isolation, views must be reachable on the host by the sandbox user:
+	// a folder of the run's, rather than a way opened through the folders
+	// above the cache (the operator's home).
+	ViewsDir string
 
 	mu        sync.Mutex
 	ready     map[string]*Env       // by task folder
@@ -272,6 +280,7 @@ func (c *Cache) hold(ctx context.Context, key string) (*Env, error) {
 		f.Close()
 		return nil, err
 	}
+	e.views = c.ViewsDir
 	c.mu.Lock()
 	if c.held == nil {
 		c.held = map[string]*os.File{}
@@ -320,7 +329,13 @@ func (c *Cache) locked(ctx context.Context, key string, build func(tmp string) (
 	if e, err := c.load(key); err == nil {
 		return e, nil // another process prepared it meanwhile
 	}
-	tmp, err := os.MkdirTemp(c.dir(), key+".tmp-")
+	// Made in the cache folder, beside where it goes; without isolation
+	// in ViewsDir, as its steps' user must reach it on the host.
+	scratch := c.dir()
+	if c.ViewsDir != "" {
+		scratch = c.ViewsDir
+	}
+	tmp, err := os.MkdirTemp(scratch, key+".tmp-")
 	if err != nil {
 		return nil, err
 	}
@@ -345,7 +360,24 @@ func (c *Cache) locked(ctx context.Context, key string, build func(tmp string) (
 		return nil, err
 	}
 	final := filepath.Join(c.dir(), key)
-	if err := os.Rename(tmp, final); err != nil {
+	if err := os.Rename(tmp, final); errors.Is(err, syscall.EXDEV) {
+		// Another file system: copied in under a scratch name, then
+		// renamed, so that a reader never sees half of it.
+		in, err := os.MkdirTemp(c.dir(), key+".tmp-")
+		if err != nil {
+			return nil, err
+		}
+		defer tree.Remove(in)
+		if err := os.Remove(in); err != nil {
+			return nil, err
+		}
+		if err := copyTree(tmp, in); err != nil {
+			return nil, err
+		}
+		if err := os.Rename(in, final); err != nil {
+			return nil, err
+		}
+	} else if err != nil {
 		return nil, err
 	}
 	return &Env{Meta: *meta, Dir: final, Fresh: true}, nil

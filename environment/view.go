@@ -26,7 +26,10 @@ func (e *Env) ScoringView() (string, func(), error) { return e.newView(ScoringLa
 
 // newView makes a view of a layer in the cache's views folder.
 func (e *Env) newView(layer string) (string, func(), error) {
-	parent := filepath.Join(filepath.Dir(e.Dir), viewsDir)
+	parent := e.views
+	if parent == "" {
+		parent = filepath.Join(filepath.Dir(e.Dir), viewsDir)
+	}
 	if err := os.MkdirAll(parent, 0o711); err != nil {
 		return "", nil, fmt.Errorf("view of the %s environment of task %s: %w", layer, e.Meta.Task, err)
 	}

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/benchhq/bench/environment"
+	"github.com/benchhq/bench/internal/tree"
 	"github.com/benchhq/bench/tasks"
 )
 
@@ -29,9 +30,22 @@ func (r *Runner) envCache(plan *Plan) *environment.Cache {
 // stay in use (bench cache clear leaves them alone) until release.
 func (r *Runner) prepareEnvs(ctx context.Context, plan *Plan) (envs map[string]*environment.Env, release func(), err error) {
 	cache := r.envCache(plan)
+	if !r.Sandbox.Isolated() {
+		// Views on the host, reachable by the sandbox user through the
+		// run's temp folder, not through the operator's home.
+		if cache.ViewsDir, err = os.MkdirTemp(r.TempDir, "bench-views-"); err != nil {
+			return nil, nil, fmt.Errorf("make the folder of the environments' views: %w", err)
+		}
+	}
+	closeAll := func() {
+		cache.Close()
+		if cache.ViewsDir != "" {
+			tree.Remove(cache.ViewsDir)
+		}
+	}
 	defer func() {
 		if err != nil {
-			cache.Close()
+			closeAll()
 		}
 	}()
 	out := map[string]*environment.Env{}
@@ -66,7 +80,7 @@ func (r *Runner) prepareEnvs(ctx context.Context, plan *Plan) (envs map[string]*
 	if prepared > 0 {
 		r.logf("environments: %d prepared in %s, %d from the cache %s", prepared, time.Since(start).Round(100*time.Millisecond), len(out)-prepared, cache.Dir)
 	}
-	return out, cache.Close, nil
+	return out, closeAll, nil
 }
 
 // refPassed refuses a task whose reference solution failed its hidden

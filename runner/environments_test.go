@@ -13,6 +13,7 @@ import (
 	"github.com/benchhq/bench/environment"
 	"github.com/benchhq/bench/internal/ollamatest"
 	"github.com/benchhq/bench/runner"
+	"github.com/benchhq/bench/sandbox"
 )
 
 // TestAttemptsSeeTheirTasksWarmEnvironment: the agent's commands run with
@@ -97,5 +98,34 @@ func TestTaskWhoseReferenceFailsIsRefused(t *testing.T) {
 	}
 	if n := f.count(`SELECT count(*) FROM attempts`); n != 0 {
 		t.Errorf("%d attempts stored", n)
+	}
+}
+
+// TestUnisolatedRunLeavesTheCacheFoldersClosed: without isolation, as
+// root, commands run as an unprivileged user on the host, which must reach
+// its HOME view; the views are made in the run's temp folder, and the
+// folders above the cache (the operator's home) keep their modes.
+func TestUnisolatedRunLeavesTheCacheFoldersClosed(t *testing.T) {
+	off, err := sandbox.New(context.Background(), sandbox.Off)
+	if err != nil {
+		t.Skipf("no Off sandbox here: %v", err)
+	}
+	private := filepath.Join(t.TempDir(), "home")
+	if err := os.Mkdir(private, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, solveRecipe(t))
+	f.runner.Sandbox = off
+	f.runner.EnvDir = filepath.Join(private, ".cache", "bench", "envs")
+	f.run(&runner.Plan{Model: "fake", Suite: loadTask(t, "recipe-trailing-dot"), Attempts: 1}, "r1")
+	if got := f.count(`SELECT count(*) FROM attempts WHERE reward = 1`); got != 1 {
+		t.Errorf("rewarded attempts: %d, want 1", got)
+	}
+	if fi, err := os.Stat(private); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("the folder above the cache: %v, %v; want it left 0700", fi.Mode().Perm(), err)
+	}
+	left, _ := filepath.Glob(filepath.Join(f.runner.TempDir, "bench-views-*"))
+	if len(left) > 0 {
+		t.Errorf("the run left its views folder: %v", left)
 	}
 }

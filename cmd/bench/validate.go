@@ -14,6 +14,7 @@ import (
 	"github.com/benchhq/bench/agent/mcp"
 	"github.com/benchhq/bench/environment"
 	"github.com/benchhq/bench/evaluator"
+	"github.com/benchhq/bench/internal/tree"
 	"github.com/benchhq/bench/sandbox"
 	"github.com/benchhq/bench/tasks"
 )
@@ -65,6 +66,14 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	spec := sandbox.Spec{Hide: hide}
 	cache := &environment.Cache{Dir: *envDir, Sandbox: sb, Spec: spec}
 	defer cache.Close()
+	if !sb.Isolated() {
+		// Views on the host, reachable by the sandbox user through a temp
+		// folder, not through the operator's home.
+		if cache.ViewsDir, err = os.MkdirTemp("", "bench-views-"); err != nil {
+			return fmt.Errorf("make the folder of the environments' views: %w", err)
+		}
+		defer tree.Remove(cache.ViewsDir)
+	}
 	envs := make([]*environment.Env, len(suite.Tasks))
 	envTook := make([]time.Duration, len(suite.Tasks))
 	vals := make([]*evaluator.Validation, len(suite.Tasks))
