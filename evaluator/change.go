@@ -21,8 +21,11 @@ import (
 // those left behind with the reason.
 type Change struct {
 	// Carried are the files added, modified or removed that count as the
-	// agent's result, sorted by path.
-	Carried []FileChange `json:"carried"`
+	// agent's result, sorted by path: all of them, as scoring applies
+	// them; the store keeps MaxStoredCarried, and counts the rest in
+	// CarriedMore (set only on a Change read back from the store).
+	Carried     []FileChange `json:"carried"`
+	CarriedMore int          `json:"carried_more,omitempty"`
 	// LeftOut are the other changed paths, with why they do not count,
 	// sorted by path; at most MaxLeftOut of them, LeftOutMore counts the
 	// rest.
@@ -56,6 +59,8 @@ type LeftOut struct {
 const (
 	// MaxLeftOut bounds the left-out paths listed.
 	MaxLeftOut = 200
+	// MaxStoredCarried bounds the carried files the store lists.
+	MaxStoredCarried = 1000
 	// MaxDiff bounds the stored diff.
 	MaxDiff = 256 << 10
 	// maxDiffFile is the largest file diffed line by line.

@@ -81,7 +81,11 @@ func saveTestResult(ctx context.Context, w *txWriter, id int64, tr *evaluator.Te
 		return err
 	}
 	if c := tr.Change; c != nil {
-		carried, err := json.Marshal(nonNil(c.Carried))
+		listed, more := c.Carried, 0
+		if len(listed) > evaluator.MaxStoredCarried {
+			listed, more = listed[:evaluator.MaxStoredCarried], len(listed)-evaluator.MaxStoredCarried
+		}
+		carried, err := json.Marshal(nonNil(listed))
 		if err != nil {
 			return fmt.Errorf("insert change: %w", err)
 		}
@@ -89,9 +93,9 @@ func saveTestResult(ctx context.Context, w *txWriter, id int64, tr *evaluator.Te
 		if err != nil {
 			return fmt.Errorf("insert change: %w", err)
 		}
-		if _, err := w.exec(ctx, `INSERT INTO attempt_changes (attempt_id, carried_json, diff, diff_cut,
-			left_out_json, left_out_more) VALUES (?, ?, ?, ?, ?, ?)`,
-			id, string(carried), c.Diff, c.DiffCut, string(left), c.LeftOutMore); err != nil {
+		if _, err := w.exec(ctx, `INSERT INTO attempt_changes (attempt_id, carried_json, carried_more, diff, diff_cut,
+			left_out_json, left_out_more) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			id, string(carried), more, c.Diff, c.DiffCut, string(left), c.LeftOutMore); err != nil {
 			return fmt.Errorf("insert change: %w", err)
 		}
 	}

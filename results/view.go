@@ -419,12 +419,13 @@ func (s *Store) attemptCases(ctx context.Context, id int64) ([]TestCase, error) 
 func (s *Store) attemptChange(ctx context.Context, id int64) (*evaluator.Change, error) {
 	var r struct {
 		Carried string `db:"carried_json"`
+		CMore   int    `db:"carried_more"`
 		Diff    string `db:"diff"`
 		DiffCut int    `db:"diff_cut"`
 		LeftOut string `db:"left_out_json"`
 		More    int    `db:"left_out_more"`
 	}
-	err := s.db.GetContext(ctx, &r, `SELECT carried_json, diff, diff_cut, left_out_json, left_out_more
+	err := s.db.GetContext(ctx, &r, `SELECT carried_json, carried_more, diff, diff_cut, left_out_json, left_out_more
 		FROM attempt_changes WHERE attempt_id = ?`, id)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -432,7 +433,7 @@ func (s *Store) attemptChange(ctx context.Context, id int64) (*evaluator.Change,
 	case err != nil:
 		return nil, fmt.Errorf("read the change: %w", err)
 	}
-	c := &evaluator.Change{Diff: r.Diff, DiffCut: r.DiffCut, LeftOutMore: r.More}
+	c := &evaluator.Change{Diff: r.Diff, DiffCut: r.DiffCut, LeftOutMore: r.More, CarriedMore: r.CMore}
 	if err := json.Unmarshal([]byte(r.Carried), &c.Carried); err != nil {
 		return nil, fmt.Errorf("read the change: column attempt_changes.carried_json: expected a JSON list of {path, kind, size}: %w", err)
 	}

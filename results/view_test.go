@@ -317,3 +317,20 @@ func TestCompareSidesIsTheReportsComparison(t *testing.T) {
 		t.Errorf("an unknown arm: %v", err)
 	}
 }
+
+// TestCarriedFilesAreListedUpToABound: an attempt that changed more files
+// than the store lists keeps the first MaxStoredCarried, and their count.
+func TestCarriedFilesAreListedUpToABound(t *testing.T) {
+	s, _ := openTemp(t)
+	run := createRun(t, s)
+	a := scoredAttempt(run.ID, AttemptKey{Arm: "strict", Task: "csv-sum", Index: 0})
+	n := evaluator.MaxStoredCarried + 500
+	a.Test.Change.Carried = make([]evaluator.FileChange, n)
+	for i := range a.Test.Change.Carried {
+		a.Test.Change.Carried[i] = evaluator.FileChange{Path: fmt.Sprintf("f%05d.txt", i), Kind: "added", Size: 1}
+	}
+	got := saveAndLoad(t, s, a)
+	if c := got.Change; len(c.Carried) != evaluator.MaxStoredCarried || c.CarriedMore != 500 || c.Carried[0].Path != "f00000.txt" {
+		t.Errorf("stored %d carried files and %d more, first %q; want %d, 500, the first", len(c.Carried), c.CarriedMore, c.Carried[0].Path, evaluator.MaxStoredCarried)
+	}
+}

@@ -62,8 +62,10 @@ type changeView struct {
 	Summary string
 	// CutNote says how much of the diff bench did not store ("" when whole).
 	CutNote string
-	// MoreNote says how many left-out paths were not listed.
-	MoreNote string
+	// MoreNote says how many left-out paths were not listed, and
+	// CarriedNote how many carried files.
+	MoreNote    string
+	CarriedNote string
 }
 
 func newScoringView(a *results.StoredAttempt) *scoringView {
@@ -95,7 +97,10 @@ func newScoringView(a *results.StoredAttempt) *scoringView {
 				removed++
 			}
 		}
-		cv.Summary = fmt.Sprintf("%s, %d lines added, %d removed", plural(len(c.Carried), "file"), added, removed)
+		cv.Summary = fmt.Sprintf("%s, %d lines added, %d removed", plural(len(c.Carried)+c.CarriedMore, "file"), added, removed)
+		if c.CarriedMore > 0 {
+			cv.CarriedNote = fmt.Sprintf("and %s more, not listed (bench lists the first %d)", plural(c.CarriedMore, "file"), evaluator.MaxStoredCarried)
+		}
 		cv.Open = len(cv.Lines) <= diffOpenLines
 		if c.DiffCut > 0 {
 			cv.CutNote = fmt.Sprintf("The stored diff is cut: bench keeps its first %s, and %s more were not stored.",
