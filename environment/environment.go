@@ -222,15 +222,31 @@ func (c *Cache) Key(ctx context.Context, t *tasks.Task) string {
 func (c *Cache) Prepare(ctx context.Context, t *tasks.Task) (*Env, error) {
 	c.mu.Lock()
 	if c.ready == nil {
-		c.ready, c.preparing = map[string]*Env{}, map[string]*syncMutex{}
+		c.ready = map[string]*Env{}
 	}
 	if e := c.ready[t.Dir]; e != nil {
 		c.mu.Unlock()
 		return e, nil
 	}
 	c.mu.Unlock()
-	key := c.Key(ctx, t)
+	e, err := c.obtain(ctx, c.Key(ctx, t), func(tmp string) (*Meta, error) { return c.build(ctx, t, tmp) })
+	if err != nil {
+		return nil, fmt.Errorf("prepare the environment of task %s: %w", t.ID, err)
+	}
 	c.mu.Lock()
+	c.ready[t.Dir] = e
+	c.mu.Unlock()
+	return e, nil
+}
+
+// obtain returns the environment of key, held (see hold), built with build
+// when the cache folder lacks it: once in this process, and once among
+// bench processes (locked).
+func (c *Cache) obtain(ctx context.Context, key string, build func(tmp string) (*Meta, error)) (*Env, error) {
+	c.mu.Lock()
+	if c.preparing == nil {
+		c.preparing = map[string]*syncMutex{}
+	}
 	m := c.preparing[key]
 	if m == nil {
 		m = new(syncMutex)
@@ -239,20 +255,17 @@ func (c *Cache) Prepare(ctx context.Context, t *tasks.Task) (*Env, error) {
 	c.mu.Unlock()
 	m.Lock()
 	defer m.Unlock()
-	e, err := c.hold(ctx, key)
-	if err != nil {
-		if _, err = c.prepareLocked(ctx, t, key); err == nil {
-			if e, err = c.hold(ctx, key); err == nil {
-				e.Fresh = true
-			}
-		}
+	if e, err := c.hold(ctx, key); err == nil {
+		return e, nil
 	}
+	if _, err := c.locked(ctx, key, build); err != nil {
+		return nil, err
+	}
+	e, err := c.hold(ctx, key)
 	if err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
-	c.ready[t.Dir] = e
-	c.mu.Unlock()
+	e.Fresh = true
 	return e, nil
 }
 
@@ -302,15 +315,6 @@ func (c *Cache) load(key string) (*Env, error) {
 		return nil, fmt.Errorf("environment %s: %s: %w", key, metaFile, err)
 	}
 	return &Env{Meta: m, Dir: dir}, nil
-}
-
-// prepareLocked prepares the environment of key.
-func (c *Cache) prepareLocked(ctx context.Context, t *tasks.Task, key string) (*Env, error) {
-	e, err := c.locked(ctx, key, func(tmp string) (*Meta, error) { return c.build(ctx, t, tmp) })
-	if err != nil {
-		return nil, fmt.Errorf("prepare the environment of task %s: %w", t.ID, err)
-	}
-	return e, nil
 }
 
 // locked makes the environment of key with build, in a scratch folder of

@@ -27,21 +27,10 @@ var goBasePackages = []string{
 // when the cache lacks it: nothing of any task is in it.
 func (c *Cache) goBase(ctx context.Context) (string, error) {
 	h := sha256.New()
-	fmt.Fprintf(h, "go-base %d\x00toolchain %s\x00root %v\x00%s", Format, c.Toolchain(ctx), os.Geteuid() == 0, strings.Join(goBasePackages, " "))
+	fmt.Fprintf(h, "go-base %d\x00toolchain %s\x00root %v\x00isolated %v\x00%s", Format, c.Toolchain(ctx), os.Geteuid() == 0,
+		c.Sandbox != nil && c.Sandbox.Isolated(), strings.Join(goBasePackages, " "))
 	key := "go-base-" + hex.EncodeToString(h.Sum(nil))[:16]
-	c.mu.Lock()
-	m := c.preparing[key]
-	if m == nil {
-		m = new(syncMutex)
-		c.preparing[key] = m
-	}
-	c.mu.Unlock()
-	m.Lock()
-	defer m.Unlock()
-	e, err := c.load(key)
-	if err != nil {
-		e, err = c.locked(ctx, key, func(tmp string) (*Meta, error) { return c.buildGoBase(ctx, tmp) })
-	}
+	e, err := c.obtain(ctx, key, func(tmp string) (*Meta, error) { return c.buildGoBase(ctx, tmp) })
 	if err != nil {
 		return "", fmt.Errorf("prepare the Go base environment: %w", err)
 	}

@@ -114,6 +114,19 @@ func Clear(dir string, remove func(Listed) bool) (Cleared, error) {
 	return out, nil
 }
 
+// SizeText words a size in bytes, as bench shows an environment's.
+func SizeText(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
 // staleView is the age past which a view is taken for one a killed bench
 // left: no attempt or scoring run lasts that long with bench's defaults.
 const staleView = 6 * time.Hour

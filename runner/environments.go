@@ -69,7 +69,7 @@ func (r *Runner) prepareEnvs(ctx context.Context, plan *Plan) (envs map[string]*
 			out[t.Dir] = e
 			if e.Fresh {
 				prepared++
-				r.logf("environment of %s prepared in %s (%s; its hidden tests take %s warm)", t.ID, time.Since(t0).Round(100*time.Millisecond), byteSize(e.Meta.Bytes), e.Meta.RefTest.Round(time.Millisecond))
+				r.logf("environment of %s prepared in %s (%s; its hidden tests take %s warm)", t.ID, time.Since(t0).Round(100*time.Millisecond), environment.SizeText(e.Meta.Bytes), e.Meta.RefTest.Round(time.Millisecond))
 			}
 			return nil
 		})
@@ -107,17 +107,4 @@ func refPassed(t *tasks.Task, e *environment.Env) error {
 		}
 	}
 	return fmt.Errorf("%s\ncheck the task with: bench validate %s; if it passes there, the environment was prepared on a bad day: bench cache clear --task %s", msg, t.Dir, t.ID)
-}
-
-// byteSize words a size.
-func byteSize(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }

@@ -57,7 +57,7 @@ Flags:
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "removed %s (%s) from %s\n", count(c.Removed, "environment"), sizeText(c.Freed), *dir)
+		fmt.Fprintf(stdout, "removed %s (%s) from %s\n", count(c.Removed, "environment"), environment.SizeText(c.Freed), *dir)
 		if len(c.InUse) > 0 {
 			var ids []string
 			for _, l := range c.InUse {
@@ -85,23 +85,10 @@ func listCache(w io.Writer, dir string) error {
 	var total int64
 	for _, l := range list {
 		total += l.Bytes
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t\n", l.Task, sizeText(l.Bytes), l.Files,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t\n", l.Task, environment.SizeText(l.Bytes), l.Files,
 			l.PreparedAt.Local().Format("2006-01-02 15:04"), l.Took.Round(100*time.Millisecond), l.RefTest.Round(time.Millisecond))
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "%s, %s in %s\n", count(len(list), "environment"), sizeText(total), dir)
+	fmt.Fprintf(w, "%s, %s in %s\n", count(len(list), "environment"), environment.SizeText(total), dir)
 	return nil
-}
-
-// sizeText words a size in bytes.
-func sizeText(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }
