@@ -318,7 +318,7 @@ func TestSandboxedServer(t *testing.T) {
 }
 
 // TestHardenKeepsProcessesApart: under Harden no process reaches another's
-// memory (ptrace, /proc/PID/mem), which is how code under test would forge
+// memory or files (ptrace, pidfd_getfd, /proc/PID/mem), which is how code under test would forge
 // its test runner's verdict; without Harden the same probe succeeds, so the
 // test can fail.
 func TestHardenKeepsProcessesApart(t *testing.T) {
@@ -337,6 +337,9 @@ print("ptrace", "ok" if r == 0 else os.strerror(ctypes.get_errno()))
 if r == 0:
     os.waitpid(child.pid, 0)
     libc.ptrace(17, child.pid, 0, 0)  # PTRACE_DETACH
+pfd = libc.syscall(434, child.pid, 0)  # pidfd_open
+r = libc.syscall(438, pfd, 0, 0) if pfd >= 0 else -1  # pidfd_getfd: the child's stdin
+print("getfd", "ok" if r >= 0 else os.strerror(ctypes.get_errno()))
 try:
     with open("/proc/%d/mem" % child.pid, "wb"):
         print("mem ok")
@@ -355,8 +358,8 @@ child.kill()
 		harden bool
 		want   []string
 	}{
-		{false, []string{"ptrace ok", "mem ok"}},
-		{true, []string{"ptrace Operation not permitted", "mem Read-only file system"}},
+		{false, []string{"ptrace ok", "getfd ok", "mem ok"}},
+		{true, []string{"ptrace Operation not permitted", "getfd Operation not permitted", "mem Read-only file system"}},
 	} {
 		t.Run(fmt.Sprintf("harden=%v", tc.harden), func(t *testing.T) {
 			spec := sandbox.Spec{Limits: sandbox.Limits{Procs: 64, Memory: 1 << 30, FileSize: 1 << 20, Tmp: 8 << 20}, User: sb.NewUser(), Harden: tc.harden}

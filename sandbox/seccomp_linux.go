@@ -30,8 +30,11 @@ const (
 
 // deniedCalls are the calls a Harden spec refuses, by architecture.
 var deniedCalls = map[string][]uint32{
-	"amd64": {101, 310, 311}, // ptrace, process_vm_readv, process_vm_writev
-	"arm64": {117, 270, 271},
+	// ptrace, process_vm_readv, process_vm_writev, then pidfd_getfd (a
+	// copy of another process's file) and process_madvise, numbered alike
+	// on every architecture since Linux 5.1.
+	"amd64": {101, 310, 311, 438, 440},
+	"arm64": {117, 270, 271, 438, 440},
 }
 
 // bpfInsn is a struct sock_filter.
