@@ -104,6 +104,13 @@ func TestParse(t *testing.T) {
 			want: "m.C.test_a=pass\nm.C.test_b=pass\n",
 		},
 		{
+			name: "unittest: a doctest, whose id is its module, beside a test method",
+			form: tasks.ReportUnittest,
+			out: Output{Stderr: []byte("test_x (test_calc.T.test_x) ... ok\nadd (calc)\nDoctest: calc.add ... ok\n\n" +
+				strings.Repeat("-", 70) + "\nRan 2 tests in 0.004s\n\nOK\n")},
+			want: "calc.add=pass\ntest_calc.T.test_x=pass\n",
+		},
+		{
 			name:    "unittest: a count that does not match",
 			form:    tasks.ReportUnittest,
 			out:     Output{Stderr: []byte("test_a (m.C.test_a) ... ok\nRan 3 tests in 0.001s\n")},

@@ -21,12 +21,13 @@ var (
 )
 
 // unittestHeadAt matches the line that starts a test's result at lines[i]:
-// "name (id)" where id is dotted (mod.Class or mod.Class.name), followed
-// by " ... " on the line or on the docstring line after it. A line a test
-// prints that merely looks like "total (approx.)" starts nothing.
+// "name (id)" where id is mod.Class, mod.Class.name, or a doctest's
+// module, followed by " ... " on the line or on the docstring line after
+// it. A line a test prints that merely looks like "total (approx.)"
+// starts nothing.
 func unittestHeadAt(lines []string, i int) []string {
 	m := unittestHead.FindStringSubmatch(lines[i])
-	if m == nil || !strings.Contains(m[2], ".") || strings.HasPrefix(m[2], ".") || strings.HasSuffix(m[2], ".") {
+	if m == nil || strings.HasPrefix(m[2], ".") || strings.HasSuffix(m[2], ".") {
 		return nil
 	}
 	if strings.HasPrefix(m[3], " ... ") || (m[3] == "" && i+1 < len(lines) && strings.Contains(lines[i+1], " ... ")) {
