@@ -135,7 +135,9 @@ func (c *Cache) Close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for k, f := range c.held {
-		f.Close() // closing releases the lock
+		if f != nil {
+			f.Close() // closing releases the lock
+		}
 		delete(c.held, k)
 	}
 	c.ready = nil
@@ -274,9 +276,9 @@ func (c *Cache) obtain(ctx context.Context, key string, build func(tmp string) (
 // kept until Close, so that no Clear removes the environment meanwhile.
 func (c *Cache) hold(ctx context.Context, key string) (*Env, error) {
 	c.mu.Lock()
-	f := c.held[key]
+	f, held := c.held[key]
 	c.mu.Unlock()
-	if f == nil {
+	if !held {
 		if err := os.MkdirAll(c.dir(), 0o755); err != nil {
 			return nil, err
 		}
@@ -287,10 +289,9 @@ func (c *Cache) hold(ctx context.Context, key string) (*Env, error) {
 	}
 	e, err := c.load(key)
 	if err != nil {
-		c.mu.Lock()
-		delete(c.held, key)
-		c.mu.Unlock()
-		f.Close()
+		if !held && f != nil {
+			f.Close()
+		}
 		return nil, err
 	}
 	e.views = c.ViewsDir
@@ -350,13 +351,8 @@ func (c *Cache) locked(ctx context.Context, key string, build func(tmp string) (
 		return nil, err
 	}
 	meta.Key, meta.Took, meta.PreparedAt = key, time.Since(start), time.Now().UTC()
-	for _, layer := range []string{HomeLayer, ScoringLayer} {
-		if _, err := os.Stat(filepath.Join(tmp, layer)); err != nil {
-			continue
-		}
-		if err := freeze(filepath.Join(tmp, layer)); err != nil {
-			return nil, err
-		}
+	if err := freezeLayers(tmp); err != nil {
+		return nil, err
 	}
 	meta.Bytes, meta.Files = size(tmp)
 	b, _ := json.MarshalIndent(meta, "", "  ")
@@ -378,6 +374,10 @@ func (c *Cache) locked(ctx context.Context, key string, build func(tmp string) (
 		if err := copyTree(tmp, in); err != nil {
 			return nil, err
 		}
+		// The copy is writable and owned by bench: frozen again.
+		if err := freezeLayers(in); err != nil {
+			return nil, err
+		}
 		if err := os.Rename(in, final); err != nil {
 			return nil, err
 		}
@@ -385,6 +385,19 @@ func (c *Cache) locked(ctx context.Context, key string, build func(tmp string) (
 		return nil, err
 	}
 	return &Env{Meta: *meta, Dir: final, Fresh: true}, nil
+}
+
+// freezeLayers freezes the layers of the environment folder dir.
+func freezeLayers(dir string) error {
+	for _, layer := range []string{HomeLayer, ScoringLayer} {
+		if _, err := os.Stat(filepath.Join(dir, layer)); err != nil {
+			continue
+		}
+		if err := freeze(filepath.Join(dir, layer)); err != nil {
+			return fmt.Errorf("freeze %s: %w", layer, err)
+		}
+	}
+	return nil
 }
 
 // lockFile takes an exclusive lock on path, waiting for ctx.
@@ -397,11 +410,20 @@ func lockFile(ctx context.Context, path string) (func(), error) {
 }
 
 // lockWait opens path and takes a lock of kind how (LOCK_EX, LOCK_SH) on
-// it, waiting for ctx; closing the file releases it.
+// it, waiting for ctx; closing the file releases it. In a cache folder
+// bench may read but not write (one shared read-only), the lock file is
+// opened for reading, and a shared lock on one that is not there is no
+// lock (nil): no process can prepare or clear what it cannot write.
 func lockWait(ctx context.Context, path string, how int) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS) {
+		f, err = os.Open(path)
+		if errors.Is(err, fs.ErrNotExist) && how == syscall.LOCK_SH {
+			return nil, nil
+		}
+	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("open the lock file: %w", err)
 	}
 	for {
 		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)

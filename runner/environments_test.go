@@ -8,12 +8,14 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/benchhq/bench/environment"
 	"github.com/benchhq/bench/internal/ollamatest"
 	"github.com/benchhq/bench/runner"
 	"github.com/benchhq/bench/sandbox"
+	"github.com/benchhq/bench/tasks"
 )
 
 // TestAttemptsSeeTheirTasksWarmEnvironment: the agent's commands run with
@@ -127,5 +129,81 @@ func TestUnisolatedRunLeavesTheCacheFoldersClosed(t *testing.T) {
 	left, _ := filepath.Glob(filepath.Join(f.runner.TempDir, "bench-views-*"))
 	if len(left) > 0 {
 		t.Errorf("the run left its views folder: %v", left)
+	}
+}
+
+// TestEnvironmentPreparedOnAnotherFileSystemIsFrozen: an unisolated run
+// prepares in its temp folder; when that is another file system than the
+// cache, the copy into the cache must be frozen (read-only) like one that
+// was renamed in, so that no attempt writes into the master.
+func TestEnvironmentPreparedOnAnotherFileSystemIsFrozen(t *testing.T) {
+	off, err := sandbox.New(context.Background(), sandbox.Off)
+	if err != nil {
+		t.Skipf("no Off sandbox here: %v", err)
+	}
+	other, err := os.MkdirTemp("/dev/shm", "bench-test-")
+	if err != nil {
+		t.Skipf("no /dev/shm: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(other) })
+	cache := t.TempDir()
+	var a, c syscall.Stat_t
+	if syscall.Stat(other, &a) != nil || syscall.Stat(cache, &c) != nil || a.Dev == c.Dev {
+		t.Skip("/dev/shm is not another file system here")
+	}
+	f := newFixture(t, solveRecipe(t))
+	f.runner.Sandbox = off
+	f.runner.TempDir = other
+	f.runner.EnvDir = filepath.Join(cache, "envs")
+	// The task, with a set-up step that leaves files in HOME.
+	suite := loadTask(t, "recipe-trailing-dot")
+	dir := filepath.Join(t.TempDir(), "recipe-trailing-dot")
+	if err := tasks.CopyTree(suite.Tasks[0].Dir, dir); err != nil {
+		t.Fatal(err)
+	}
+	toml := filepath.Join(dir, "task.toml")
+	b, err := os.ReadFile(toml)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = append(b, "\n[environment]\nsetup = \"mkdir -p $HOME/.cache/warm && echo warm > $HOME/.cache/warm/file\"\n"...)
+	if err := os.WriteFile(toml, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	task, err := tasks.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	suite = &tasks.Suite{Name: "examples", Dir: filepath.Dir(dir), Tasks: []*tasks.Task{task}}
+	f.run(&runner.Plan{Model: "fake", Suite: suite, Attempts: 1}, "r1")
+	if got := f.count(`SELECT count(*) FROM attempts WHERE reward = 1`); got != 1 {
+		t.Errorf("rewarded attempts: %d, want 1", got)
+	}
+	layers, _ := filepath.Glob(filepath.Join(f.runner.EnvDir, "*", "*"))
+	files := 0
+	for _, l := range layers {
+		if fi, err := os.Stat(l); err != nil || !fi.IsDir() {
+			continue // env.json, the environment's record
+		}
+		filepath.WalkDir(l, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.Type()&fs.ModeSymlink != 0 {
+				return err
+			}
+			// Files lose every write bit, folders those of group and others.
+			deny := fs.FileMode(0o222)
+			if d.IsDir() {
+				deny = 0o022
+			}
+			if d.Type().IsRegular() {
+				files++
+			}
+			if fi, err := d.Info(); err == nil && fi.Mode().Perm()&deny != 0 {
+				t.Errorf("%s is writable (%v) in the master copy", p, fi.Mode().Perm())
+			}
+			return nil
+		})
+	}
+	if files == 0 {
+		t.Fatalf("no file in the prepared environment's layers %v", layers)
 	}
 }
