@@ -69,22 +69,27 @@ _s.stderr.write("\n-------------------------------------------------------------
 _s.stderr.flush()
 _o._exit(0)
 `
+	const assertNoop = "import unittest as _u\nfor _n in dir(_u.TestCase):\n    if _n.startswith('assert'):\n        setattr(_u.TestCase, _n, lambda *a, **k: None)\n\n"
 	sb := sandboxtest.New(t)
 	tests := []struct {
 		name     string
 		recipe   string
+		command  string // instead of the task's
 		noCanary bool
 		passed   bool
 		want     string // in the output bench keeps
 		forged   bool   // a report problem, not failed tests
 	}{
-		{name: "the solution", recipe: sol, passed: true, want: "failed as planted"},
+		{name: "the solution", recipe: sol, passed: true, want: "canary tests failed as planted"},
 		{name: "the untouched workspace", recipe: orig, want: "FAIL"},
 		{name: "a module that does not import", recipe: "this is not python\n", want: `no "Ran N tests" line`, forged: true},
 		{name: "a report printed at import", recipe: forge + orig, want: "bench's canary test", forged: true},
 		{name: "unittest patched so no body runs", recipe: patchRunner + orig, want: "was reported as pass", forged: true},
-		{name: "exit 0 forced after failing tests", recipe: orig + atexitExit, want: "exited 0 although", forged: true},
-		{name: "the solution, exit 0 forced", recipe: sol + atexitExit, want: "exited 0 although", forged: true},
+		{name: "every assert method patched to do nothing", recipe: assertNoop + orig, want: "was reported as pass", forged: true},
+		{name: "exit 0 forced after failing tests", recipe: orig + atexitExit, want: "FAIL"},
+		{name: "the solution, exit 0 forced: still the solution", recipe: sol + atexitExit, passed: true, want: "failed as planted"},
+		{name: "a command that runs one class: no canary runs, the verdict stands", recipe: sol, passed: true,
+			command: "python3 -m unittest -v test_recipe_hidden.HiddenRecipeTest", want: "did not show whether this report was forged"},
 		{name: "no canary: a report printed at import", recipe: forge + orig, noCanary: true, passed: true},
 		{name: "no canary: unittest patched", recipe: patchRunner + orig, noCanary: true, passed: true},
 	}
@@ -105,6 +110,9 @@ _o._exit(0)
 			}
 			if tt.noCanary && task.Tests.CanaryOr() {
 				t.Fatal("canary = false was not read")
+			}
+			if tt.command != "" {
+				task.Tests.Command = tt.command
 			}
 			ws := t.TempDir()
 			if err := task.CopyWorkspace(ws); err != nil {
@@ -128,7 +136,7 @@ _o._exit(0)
 				t.Errorf("report error %q; want one: %v", res.ReportError, tt.forged)
 			}
 			for _, c := range res.Cases {
-				if strings.Contains(strings.ToLower(c.ID), "canary") {
+				if strings.Contains(c.ID, "TestZ") || strings.Contains(c.ID, "test_z") {
 					t.Errorf("the canary %s is among the stored test cases", c.ID)
 				}
 			}

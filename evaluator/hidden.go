@@ -57,6 +57,13 @@ type TestResult struct {
 	Output string
 	// Duration is how long the tests ran.
 	Duration time.Duration
+	// CanaryDuration is how long the canary run took, when there was one
+	// (passing tests with canaries bench could plant; not stored).
+	CanaryDuration time.Duration
+	// CanaryBlind says why the canary run could not tell a real report
+	// from a forged one (no canary in its report); "" when it could, or
+	// when there was none.
+	CanaryBlind string
 	// RefDuration is, for tests that timed out, how long the reference
 	// solution's tests took in the same prepared environment.
 	RefDuration time.Duration
@@ -128,6 +135,9 @@ type Scorer struct {
 // Only a failure of the harness (the disk, a broken task folder, a sandbox
 // that cannot be made) is an error; a failing or hanging test, or a report
 // that cannot be read, is a result with reward 0.
+//
+// Hidden tests that pass, with a report bench can plant canaries in, run
+// again with them (see canary): a report they show forged scores 0.
 func (s *Scorer) Score(ctx context.Context, t *tasks.Task, workspace string) (*TestResult, error) {
 	change, err := CollectChange(t, workspace)
 	if err != nil {
@@ -138,62 +148,116 @@ func (s *Scorer) Score(ctx context.Context, t *tasks.Task, workspace string) (*T
 		return nil, err
 	}
 	res.Change = change
+	if res.Passed && t.Tests.CanaryOr() {
+		if err := s.canaryRun(ctx, t, change, res); err != nil {
+			return nil, err
+		}
+	}
 	return res, nil
 }
 
 // Run runs the hidden tests of t on the original workspace plus change
-// (nil for none), with a fresh HOME (made by s.Home).
+// (nil for none), with a fresh HOME (made by s.Home), once: the canary run
+// is Score's.
 func (s *Scorer) Run(ctx context.Context, t *tasks.Task, change *Change) (*TestResult, error) {
-	var home string
-	var release func()
-	var err error
-	if s.Home != nil {
-		home, release, err = s.Home(ctx, t)
-	} else {
-		home, err = os.MkdirTemp(s.TempDir, "bench-score-home-")
-		release = func() { tree.Remove(home) }
-	}
+	home, release, err := s.home(ctx, t)
 	if err != nil {
-		return nil, fmt.Errorf("score task %s: make the scoring HOME: %w", t.ID, err)
+		return nil, err
 	}
 	defer release()
 	return s.RunWithHome(ctx, t, change, home)
 }
 
+// home makes a fresh HOME for a scoring run.
+func (s *Scorer) home(ctx context.Context, t *tasks.Task) (string, func(), error) {
+	if s.Home != nil {
+		home, release, err := s.Home(ctx, t)
+		if err != nil {
+			return "", nil, fmt.Errorf("score task %s: make the scoring HOME: %w", t.ID, err)
+		}
+		return home, release, nil
+	}
+	home, err := os.MkdirTemp(s.TempDir, "bench-score-home-")
+	if err != nil {
+		return "", nil, fmt.Errorf("score task %s: make the scoring HOME: %w", t.ID, err)
+	}
+	return home, func() { tree.Remove(home) }, nil
+}
+
 // RunWithHome is Run with home, a folder of the caller's, as HOME: what
 // preparing an environment needs, to keep what the tests leave there.
 func (s *Scorer) RunWithHome(ctx context.Context, t *tasks.Task, change *Change, home string) (*TestResult, error) {
+	res, _, err := s.runIn(ctx, t, change, home, false)
+	return res, err
+}
+
+// canaryRun runs the hidden tests of res, which passed, once more with
+// bench's canaries and amends res with what that run showed.
+func (s *Scorer) canaryRun(ctx context.Context, t *tasks.Task, change *Change, res *TestResult) error {
+	home, release, err := s.home(ctx, t)
+	if err != nil {
+		return err
+	}
+	defer release()
+	cres, can, err := s.runIn(ctx, t, change, home, true)
+	if err != nil || can == nil {
+		return err
+	}
+	res.CanaryDuration = cres.Duration
+	seen, problem := can.check(cres.Cases)
+	switch {
+	case cres.ReportError != "" || !seen:
+		why := "it was not in the report"
+		if cres.ReportError != "" {
+			why = "its run's report could not be read: " + cres.ReportError
+		}
+		res.CanaryBlind = why
+		res.Output += fmt.Sprintf("\n[bench: the canary run (%s) did not show whether this report was forged: %s]", cres.Duration.Round(time.Millisecond), why)
+	case problem != "":
+		res.Passed = false
+		res.ReportError = problem
+		res.Failed = t.Record.Tests()
+		res.Output += "\n[bench: " + problem + "; reward 0]\n[bench: the canary run's output]\n" + cres.Output
+	default:
+		res.Output += fmt.Sprintf("\n[bench: the canary run (%s): bench's canary tests failed as planted]", cres.Duration.Round(time.Millisecond))
+	}
+	return nil
+}
+
+// runIn runs the hidden tests once, in a scoring folder of their own: a
+// copy of the workspace, the change, tests/, and with canary bench's
+// canaries (nil when none could be planted: the run is then not made).
+func (s *Scorer) runIn(ctx context.Context, t *tasks.Task, change *Change, home string, withCanary bool) (*TestResult, *canary, error) {
 	dir, err := os.MkdirTemp(s.TempDir, "bench-score-")
 	if err != nil {
-		return nil, fmt.Errorf("score task %s: make the scoring folder: %w", t.ID, err)
+		return nil, nil, fmt.Errorf("score task %s: make the scoring folder: %w", t.ID, err)
 	}
 	defer tree.Remove(dir)
 	work := filepath.Join(dir, "work")
 	if err := os.Mkdir(work, 0o700); err != nil {
-		return nil, fmt.Errorf("score task %s: %w", t.ID, err)
+		return nil, nil, fmt.Errorf("score task %s: %w", t.ID, err)
 	}
 	if err := t.CopyWorkspace(work); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if change != nil {
 		if err := change.Apply(work); err != nil {
-			return nil, fmt.Errorf("score task %s: %w", t.ID, err)
+			return nil, nil, fmt.Errorf("score task %s: %w", t.ID, err)
 		}
 	}
 	if err := t.CopyTests(work); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var can *canary
-	if t.Tests.CanaryOr() {
-		var err error
-		if can, err = plantCanary(t, work); err != nil {
-			return nil, fmt.Errorf("score task %s: %w", t.ID, err)
+	if withCanary {
+		if can, err = plantCanary(t, work); err != nil || can == nil {
+			return nil, nil, err
 		}
 	}
 	if t.Tests.ReportFile != "" {
 		// Only the tests write their report.
 		if err := os.RemoveAll(filepath.Join(work, filepath.FromSlash(t.Tests.ReportFile))); err != nil {
-			return nil, fmt.Errorf("score task %s: %w", t.ID, err)
+			return nil, nil, fmt.Errorf("score task %s: %w", t.ID, err)
 		}
 	}
 	spec := s.Spec
@@ -201,15 +265,16 @@ func (s *Scorer) RunWithHome(ctx context.Context, t *tasks.Task, change *Change,
 	// The agent's code runs inside the test runner that decides its
 	// reward: keep it out of that runner's memory.
 	spec.Harden = s.Sandbox.Isolated()
+	env := TestEnv(t, spec, work)
 	// The test command is the first process of its own PID namespace:
 	// when run returns, the kernel has ended everything it started, so
 	// nothing of the scoring user outlives it (no KillAll needed).
-	res, out, err := s.run(ctx, t, spec)
+	res, out, err := s.run(ctx, t, spec, env)
 	if err != nil {
-		return nil, fmt.Errorf("score task %s: %w", t.ID, err)
+		return nil, nil, fmt.Errorf("score task %s: %w", t.ID, err)
 	}
-	verdict(res, t, out, work, can)
-	return res, nil
+	verdict(res, t, out, work)
+	return res, can, nil
 }
 
 // TestEnv is the whole environment of the hidden tests in folder dir: the
@@ -260,11 +325,11 @@ type streams struct {
 }
 
 // run runs the test command under spec with its timeout.
-func (s *Scorer) run(ctx context.Context, t *tasks.Task, spec sandbox.Spec) (*TestResult, *streams, error) {
+func (s *Scorer) run(ctx context.Context, t *tasks.Task, spec sandbox.Spec, env []string) (*TestResult, *streams, error) {
 	timeout := t.Tests.TimeoutOr()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd, err := s.Sandbox.Command(ctx, spec, []string{"/bin/sh", "-c", t.Tests.Command}, TestEnv(t, spec, spec.Dir))
+	cmd, err := s.Sandbox.Command(ctx, spec, []string{"/bin/sh", "-c", t.Tests.Command}, env)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -299,7 +364,7 @@ func (s *Scorer) run(ctx context.Context, t *tasks.Task, spec sandbox.Spec) (*Te
 }
 
 // verdict reads the per-test report, if the task has one, and decides.
-func verdict(res *TestResult, t *tasks.Task, out *streams, work string, can *canary) {
+func verdict(res *TestResult, t *tasks.Task, out *streams, work string) {
 	exitOK := res.ExitCode == 0 && !res.TimedOut
 	if t.Tests.Report == "" {
 		res.Basis = BasisExitStatus
@@ -325,27 +390,6 @@ func verdict(res *TestResult, t *tasks.Task, out *streams, work string, can *can
 		}
 		res.Cases = cases
 	}
-	var canaryNote string
-	if res.ReportError == "" && can != nil {
-		problem := can.check(res.Cases)
-		res.Cases = withoutCanary(res.Cases, can)
-		switch ok, _ := testreport.Check(res.Cases, t.Record.Tests()); {
-		case problem != "" && !ok:
-			// The tests failed anyway (a module that did not import takes
-			// its canary with it): that failure is the verdict to show.
-			canaryNote = "bench's canary test did not run either"
-			exitOK = false
-		case problem != "":
-			res.ReportError = problem
-		case res.ExitCode == 0:
-			res.ReportError = "the tests exited 0 although bench's canary test failed: the exit status was forged"
-		default:
-			// The canary failed, as it must: the runner's exit status is
-			// then a failure, and the verdict is the report's.
-			exitOK = !res.TimedOut && res.ExitCode > 0 && others(res.Cases)
-			canaryNote = fmt.Sprintf("bench's canary test %s failed as planted; exit %d is its failure", can.name, res.ExitCode)
-		}
-	}
 	if res.ReportError != "" {
 		// Every recorded test counts as failed: none could be seen to pass.
 		res.Passed = false
@@ -353,38 +397,9 @@ func verdict(res *TestResult, t *tasks.Task, out *streams, work string, can *can
 		res.Output += "\n[bench: " + res.ReportError + "; reward 0]"
 		return
 	}
-	if canaryNote != "" {
-		res.Output += "\n[bench: " + canaryNote + "]"
-	}
 	ok, failed := testreport.Check(res.Cases, t.Record.Tests())
 	res.Failed = failed
 	res.Passed = exitOK && ok
-}
-
-// others reports whether every reported test passed or was skipped: with
-// the canary gone from cases, what the exit status would have said
-// without it.
-func others(cases []testreport.Case) bool {
-	for _, c := range cases {
-		if c.Outcome == testreport.Fail {
-			return false
-		}
-	}
-	return true
-}
-
-// withoutCanary is cases without the canary's.
-func withoutCanary(cases []testreport.Case, can *canary) []testreport.Case {
-	if can == nil {
-		return cases
-	}
-	out := make([]testreport.Case, 0, len(cases))
-	for _, c := range cases {
-		if !can.is(c.ID) {
-			out = append(out, c)
-		}
-	}
-	return out
 }
 
 // readReportFile reads a report file the tests wrote, never through a

@@ -181,7 +181,7 @@ func (a *Attempt) Times() Times {
 		}
 	}
 	if a.Test != nil {
-		t.Tests = a.Test.Duration + a.Test.RefDuration
+		t.Tests = a.Test.Duration + a.Test.CanaryDuration + a.Test.RefDuration
 	}
 	t.Harness = max(a.FinishedAt.Sub(a.StartedAt)-t.Model-t.Tools-t.Tests, 0)
 	return t

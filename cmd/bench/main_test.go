@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/benchhq/bench/internal/ollamatest"
+	"github.com/benchhq/bench/tasks"
 )
 
 const recipeTask = "../../tasks/suites/examples/recipe-trailing-dot"
@@ -131,6 +132,32 @@ func TestValidateExampleTask(t *testing.T) {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	if !strings.Contains(stdout, "recipe-trailing-dot") || !strings.Contains(stdout, "1 valid") {
+		t.Errorf("validate output:\n%s", stdout)
+	}
+}
+
+// TestValidateSaysWhenTheCanaryGuardsNothing: a test command that runs
+// one class never reaches bench's canary; validate says so, and how to
+// mend it, without calling the task invalid.
+func TestValidateSaysWhenTheCanaryGuardsNothing(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "recipe-trailing-dot")
+	if err := tasks.CopyTree(recipeTask, dir); err != nil {
+		t.Fatal(err)
+	}
+	toml := filepath.Join(dir, "task.toml")
+	b, err := os.ReadFile(toml)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = []byte(strings.Replace(string(b), "test_recipe_hidden\"", "test_recipe_hidden.HiddenRecipeTest\"", 1))
+	if err := os.WriteFile(toml, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := bench(t, "validate", "--record", dir)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "the canary guards nothing") || !strings.Contains(stdout, "canary = false") {
 		t.Errorf("validate output:\n%s", stdout)
 	}
 }
