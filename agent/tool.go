@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -77,9 +78,14 @@ type Registry struct {
 
 // entry is one registered tool with its spec and resolved input schema.
 type entry struct {
-	tool     Tool
-	spec     Spec
-	resolved *jsonschema.Resolved
+	tool Tool
+	spec Spec
+	// resolve gives the resolved input schema: resolved at Add for a
+	// foreign tool (so that one whose schema cannot be checked is never
+	// offered), at the first call for the harness's own without a
+	// $schema, whose schemas are known good and which an attempt may
+	// never call.
+	resolve func() (*jsonschema.Resolved, error)
 }
 
 // NewRegistry returns an empty registry.
@@ -101,17 +107,24 @@ func (r *Registry) Add(t Tool) error {
 	if schema == nil {
 		schema = &jsonschema.Schema{Type: "object"}
 	}
-	res, err := schema.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: false})
-	if err != nil {
-		return fmt.Errorf("tool %q from %s: input schema cannot be checked: %w", s.Name, s.Origin, err)
-	}
-	// The validator refuses, at every call, a $schema it does not know;
-	// find out now, so that such a tool is never offered.
-	if err := res.Validate(map[string]any{}); err != nil && strings.Contains(err.Error(), "cannot validate version") {
-		return fmt.Errorf("tool %q from %s: input schema cannot be checked: %w", s.Name, s.Origin, err)
+	resolve := sync.OnceValues(func() (*jsonschema.Resolved, error) {
+		return schema.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: false})
+	})
+	if s.Origin != OriginBuiltin || schema.Schema != "" {
+		res, err := resolve()
+		if err != nil {
+			return fmt.Errorf("tool %q from %s: input schema cannot be checked: %w", s.Name, s.Origin, err)
+		}
+		// The validator refuses, at every call, a $schema it does not
+		// know; find out now, so that such a tool is never offered.
+		if schema.Schema != "" {
+			if err := res.Validate(map[string]any{}); err != nil && strings.Contains(err.Error(), "cannot validate version") {
+				return fmt.Errorf("tool %q from %s: input schema cannot be checked: %w", s.Name, s.Origin, err)
+			}
+		}
 	}
 	r.order = append(r.order, s.Name)
-	r.entries[s.Name] = &entry{tool: t, spec: s, resolved: res}
+	r.entries[s.Name] = &entry{tool: t, spec: s, resolve: resolve}
 	return nil
 }
 
@@ -199,7 +212,11 @@ func (r *Registry) ValidateJSON(name string, args []byte) (map[string]any, error
 	if !ok {
 		return nil, fmt.Errorf("arguments are not a JSON object: got %s", argsKind(inst))
 	}
-	if err := e.resolved.Validate(inst); err != nil {
+	res, err := e.resolve()
+	if err != nil {
+		return nil, fmt.Errorf("the input schema of %s cannot be checked: %w", name, err)
+	}
+	if err := res.Validate(inst); err != nil {
 		msg := err.Error()
 		msg = strings.TrimPrefix(msg, "validating root: ")
 		return nil, fmt.Errorf("arguments do not match the schema of %s: %s", name, msg)

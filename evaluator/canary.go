@@ -93,6 +93,11 @@ func (c *canary) goSrc(pkg string) string {
 	return fmt.Sprintf("package %s\n\nimport \"testing\"\n\nfunc %s(t *testing.T) { t.Fatal(%q) }\n", pkg, c.goTest(), c.nonce)
 }
 
+// canaryForm reports whether bench can write canaries for a report form.
+func canaryForm(report string) bool {
+	return report == tasks.ReportGoTestJSON || report == tasks.ReportUnittest
+}
+
 // plantCanary adds canaries to the hidden tests copied into work, for the
 // test files of the task's tests/. It returns nil when the task's report
 // form takes none, or when tests/ holds no test file to put one beside.

@@ -148,7 +148,7 @@ func (s *Scorer) Score(ctx context.Context, t *tasks.Task, workspace string) (*T
 		return nil, err
 	}
 	res.Change = change
-	if res.Passed && t.Tests.CanaryOr() {
+	if res.Passed && t.Tests.CanaryOr() && canaryForm(t.Tests.Report) {
 		if err := s.canaryRun(ctx, t, change, res); err != nil {
 			return nil, err
 		}
