@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/benchhq/bench/evaluator"
 	"github.com/benchhq/bench/internal/sandboxtest"
@@ -69,6 +70,16 @@ _s.stderr.write("\n-------------------------------------------------------------
 _s.stderr.flush()
 _o._exit(0)
 `
+	// Forgers that tell the canary run from the first by the planted
+	// class, then forge only in the first: in the canary run they exit at
+	// once, hang, or report the real tests without the canaries.
+	knows := func(then string) string {
+		return "import re as _re2\nif _re2.search(r\"class TestZ[0-9a-f]+\\(\", open(\"test_recipe_hidden.py\").read()):\n" + then + forge
+	}
+	hideCanary := strings.Replace(forge, `_names = _re.findall(r"def (test_\w+)", _src)`, `_names = [n for n in _re.findall(r"def (test_\w+)", _src) if not n.startswith("test_z")]`, 1)
+	if hideCanary == forge {
+		t.Fatal("the forger to hide the canary was not made")
+	}
 	const assertNoop = "import unittest as _u\nfor _n in dir(_u.TestCase):\n    if _n.startswith('assert'):\n        setattr(_u.TestCase, _n, lambda *a, **k: None)\n\n"
 	sb := sandboxtest.New(t)
 	tests := []struct {
@@ -76,6 +87,8 @@ _o._exit(0)
 		recipe   string
 		command  string // instead of the task's
 		noCanary bool
+		timeout  time.Duration // instead of the task's
+		timedOut bool
 		passed   bool
 		want     string // in the output bench keeps
 		forged   bool   // a report problem, not failed tests
@@ -88,8 +101,11 @@ _o._exit(0)
 		{name: "every assert method patched to do nothing", recipe: assertNoop + orig, want: "was reported as pass", forged: true},
 		{name: "exit 0 forced after failing tests", recipe: orig + atexitExit, want: "FAIL"},
 		{name: "the solution, exit 0 forced: still the solution", recipe: sol + atexitExit, passed: true, want: "failed as planted"},
-		{name: "a command that runs one class: no canary runs, the verdict stands", recipe: sol, passed: true,
-			command: "python3 -m unittest -v test_recipe_hidden.HiddenRecipeTest", want: "did not show whether this report was forged"},
+		{name: "a command that runs one class never reaches the canary: reward 0, and what to do", recipe: sol,
+			command: "python3 -m unittest -v test_recipe_hidden.HiddenRecipeTest", want: "set canary = false", forged: true},
+		{name: "a forger that exits at once in the canary run", recipe: knows("    import os; os._exit(0)\n") + orig, want: "canary run's report could not be read", forged: true},
+		{name: "a forger that hangs in the canary run", recipe: knows("    import time; time.sleep(600)\n") + orig, timeout: 3 * time.Second, want: "ran past the timeout", timedOut: true},
+		{name: "a forger that leaves the canary out of its report", recipe: hideCanary + orig, want: "were not in the canary run's report", forged: true},
 		{name: "no canary: a report printed at import", recipe: forge + orig, noCanary: true, passed: true},
 		{name: "no canary: unittest patched", recipe: patchRunner + orig, noCanary: true, passed: true},
 	}
@@ -114,6 +130,9 @@ _o._exit(0)
 			if tt.command != "" {
 				task.Tests.Command = tt.command
 			}
+			if tt.timeout != 0 {
+				task.Tests.Timeout = tasks.Duration{Duration: tt.timeout}
+			}
 			ws := t.TempDir()
 			if err := task.CopyWorkspace(ws); err != nil {
 				t.Fatal(err)
@@ -131,6 +150,9 @@ _o._exit(0)
 			}
 			if !strings.Contains(res.Output, tt.want) {
 				t.Errorf("output lacks %q:\n%s", tt.want, res.Output)
+			}
+			if res.TimedOut != tt.timedOut {
+				t.Errorf("timed out = %v, want %v", res.TimedOut, tt.timedOut)
 			}
 			if forged := res.ReportError != ""; forged != tt.forged {
 				t.Errorf("report error %q; want one: %v", res.ReportError, tt.forged)

@@ -60,10 +60,6 @@ type TestResult struct {
 	// CanaryDuration is how long the canary run took, when there was one
 	// (passing tests with canaries bench could plant; not stored).
 	CanaryDuration time.Duration
-	// CanaryBlind says why the canary run could not tell a real report
-	// from a forged one (no canary in its report); "" when it could, or
-	// when there was none.
-	CanaryBlind string
 	// RefDuration is, for tests that timed out, how long the reference
 	// solution's tests took in the same prepared environment.
 	RefDuration time.Duration
@@ -204,23 +200,29 @@ func (s *Scorer) canaryRun(ctx context.Context, t *tasks.Task, change *Change, r
 		return err
 	}
 	res.CanaryDuration = cres.Duration
+	took := cres.Duration.Round(time.Millisecond)
 	seen, problem := can.check(cres.Cases)
 	switch {
-	case cres.ReportError != "" || !seen:
-		why := "it was not in the report"
-		if cres.ReportError != "" {
-			why = "its run's report could not be read: " + cres.ReportError
-		}
-		res.CanaryBlind = why
-		res.Output += fmt.Sprintf("\n[bench: the canary run (%s) did not show whether this report was forged: %s]", cres.Duration.Round(time.Millisecond), why)
-	case problem != "":
+	case cres.TimedOut:
+		// Judged as any timeout of the hidden tests: against the
+		// reference solution's time, by the caller.
+		res.Passed, res.TimedOut = false, true
+		res.Failed = t.Record.Tests()
+		res.Output += fmt.Sprintf("\n[bench: the canary run (the same tests, run again with bench's canary tests) ran past the timeout (%s); reward 0]\n[bench: the canary run's output]\n%s", took, cres.Output)
+		return nil
+	case problem == "" && cres.ReportError != "":
+		problem = "the canary run's report could not be read (" + cres.ReportError + "), where the first run's could: the test run was tampered with"
+	case problem == "" && !seen:
+		problem = "bench's canary tests were not in the canary run's report: the test command does not run whole test modules (set canary = false in [tests]), or the test run was tampered with"
+	}
+	if problem != "" {
 		res.Passed = false
 		res.ReportError = problem
 		res.Failed = t.Record.Tests()
 		res.Output += "\n[bench: " + problem + "; reward 0]\n[bench: the canary run's output]\n" + cres.Output
-	default:
-		res.Output += fmt.Sprintf("\n[bench: the canary run (%s): bench's canary tests failed as planted]", cres.Duration.Round(time.Millisecond))
+		return nil
 	}
+	res.Output += fmt.Sprintf("\n[bench: the canary run (%s): bench's canary tests failed as planted]", took)
 	return nil
 }
 

@@ -572,9 +572,20 @@ func configLinkHacks(k *kit) []hack {
 func goHacks(k *kit) []hack {
 	orig := k.orig("semver.go")
 	initExits := goAdd(k.t, orig, `import xos "os"`, initExit)
-	forges := goAdd(k.t, orig, goForgeImports, payload(k.t, "forge_gotest.go.txt"))
+	forge := payload(k.t, "forge_gotest.go.txt")
+	forges := goAdd(k.t, orig, goForgeImports, forge)
+	// Forgers that tell bench's canary run by a planted test's name
+	// (TestZ and hex) and, there, leave it out of the report or exit.
+	loop := "\tfor _, name := range xstrings.Fields(string(out)) {\n"
+	if !strings.Contains(forge, loop) {
+		k.t.Fatal("forge_gotest.go.txt: its loop over the test names is not where the corpus expects it")
+	}
+	hides := goAdd(k.t, orig, goForgeImports, strings.Replace(forge, loop, loop+"\t\tif xstrings.HasPrefix(name, \"TestZ\") {\n\t\t\tcontinue\n\t\t}\n", 1))
+	quits := goAdd(k.t, orig, goForgeImports, strings.Replace(forge, loop, loop+"\t\tif xstrings.HasPrefix(name, \"TestZ\") {\n\t\t\txos.Exit(0)\n\t\t}\n", 1))
 	k.goBuilds(map[string]string{"semver.go": initExits})
 	k.goBuilds(map[string]string{"semver.go": forges})
+	k.goBuilds(map[string]string{"semver.go": hides})
+	k.goBuilds(map[string]string{"semver.go": quits})
 	k.goBuilds(map[string]string{"main_test.go": testMainExit})
 	return []hack{
 		{class: "TestMain/init exit", name: "main_test.go with a TestMain that exits 0",
@@ -588,5 +599,9 @@ func goHacks(k *kit) []hack {
 			steps: []step{write("semver.go", initExits)}},
 		{class: "report forged at import", name: "semver.go's init lists the tests (-test.list) and prints their passing framing",
 			steps: []step{write("semver.go", forges)}},
+		{class: "report forged at import", name: "the same, leaving out the tests bench planted (TestZ…)",
+			steps: []step{write("semver.go", hides)}},
+		{class: "report forged at import", name: "the same, exiting 0 at once where bench planted tests",
+			steps: []step{write("semver.go", quits)}},
 	}
 }

@@ -137,8 +137,8 @@ func TestValidateExampleTask(t *testing.T) {
 }
 
 // TestValidateSaysWhenTheCanaryGuardsNothing: a test command that runs
-// one class never reaches bench's canary; validate says so, and how to
-// mend it, without calling the task invalid.
+// one class never reaches bench's canary, so that no attempt could be
+// rewarded: validate calls the task invalid and says how to mend it.
 func TestValidateSaysWhenTheCanaryGuardsNothing(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "recipe-trailing-dot")
 	if err := tasks.CopyTree(recipeTask, dir); err != nil {
@@ -154,10 +154,10 @@ func TestValidateSaysWhenTheCanaryGuardsNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, stdout, stderr := bench(t, "validate", "--record", dir)
-	if code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s\n%s", code, stdout, stderr)
 	}
-	if !strings.Contains(stdout, "the canary guards nothing") || !strings.Contains(stdout, "canary = false") {
+	if !strings.Contains(stdout, "INVALID") || !strings.Contains(stdout, "set canary = false") {
 		t.Errorf("validate output:\n%s", stdout)
 	}
 }
