@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/benchhq/bench/environment"
 	"github.com/benchhq/bench/internal/sandboxtest"
@@ -134,9 +135,16 @@ func TestPrepareLayersAndViews(t *testing.T) {
 		t.Fatalf("List = %+v, %v; want the one environment with its size", list, err)
 	}
 	// In use (two Caches hold it, as two runs would): left alone, and
-	// still whole; let go of, removed.
+	// still whole, its views too, however old; let go of, removed.
+	old := time.Now().Add(-7 * time.Hour)
+	if err := os.Chtimes(other, old, old); err != nil {
+		t.Fatal(err)
+	}
 	if c, err := environment.Clear(cache.Dir, nil); err != nil || c.Removed != 0 || len(c.InUse) != 1 {
 		t.Errorf("Clear of an environment in use = %+v, %v; want it left alone", c, err)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("Clear removed an old view of an environment in use: %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(env.Dir, "env.json")); err != nil {
 		t.Errorf("Clear touched the environment in use: %v", err)
@@ -148,6 +156,9 @@ func TestPrepareLayersAndViews(t *testing.T) {
 	second.Close()
 	if c, err := environment.Clear(cache.Dir, nil); err != nil || c.Removed != 1 || c.Freed == 0 {
 		t.Errorf("Clear = %+v, %v", c, err)
+	}
+	if _, err := os.Stat(other); err == nil {
+		t.Error("Clear left an old view of an environment no bench holds")
 	}
 }
 

@@ -95,11 +95,23 @@ func Clear(dir string, remove func(Listed) bool) (Cleared, error) {
 	}
 	if remove == nil {
 		// Views of runs that ended without removing them (a killed bench):
-		// those older than any attempt lasts.
+		// those older than any attempt lasts, of an environment no bench
+		// holds (a view is named key-layer-random).
 		views, _ := os.ReadDir(filepath.Join(dir, viewsDir))
 		for _, v := range views {
-			if fi, err := v.Info(); err == nil && time.Since(fi.ModTime()) > staleView {
-				tree.Remove(filepath.Join(dir, viewsDir, v.Name()))
+			fi, err := v.Info()
+			if err != nil || time.Since(fi.ModTime()) <= staleView {
+				continue
+			}
+			p := filepath.Join(dir, viewsDir, v.Name())
+			key := v.Name()
+			for range 2 {
+				if i := strings.LastIndex(key, "-"); i > 0 {
+					key = key[:i]
+				}
+			}
+			if _, err := removeLocked(dir, key, p); err != nil {
+				return out, err
 			}
 		}
 		entries, _ := os.ReadDir(dir)
