@@ -25,7 +25,10 @@ import (
 // the agent loop, the hidden tests. The returned error is reserved for
 // failures of the harness itself (the disk, a broken task folder); the
 // model's failures are in the attempt's status.
-func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Job, model agent.Model) (*results.Attempt, error) {
+//
+// take waits for a model slot, just before the agent loop, and give gives
+// it back when the loop ends: setting up and scoring hold none.
+func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Job, take func(context.Context) (agent.Model, error), give func()) (*results.Attempt, error) {
 	a := &results.Attempt{
 		RunID:     run.ID,
 		Key:       results.AttemptKey{Arm: j.Arm.Name, Task: j.Task.ID, Index: j.Index},
@@ -96,6 +99,18 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 		return infraFailure(a, conns, err), nil
 	}
 
+	waitFrom := time.Now()
+	model, err := take(ctx)
+	if err != nil {
+		// The run was interrupted while the attempt waited for a slot.
+		a.Servers = closeAll(conns)
+		_ = r.Sandbox.KillAll(context.WithoutCancel(ctx), spec.User)
+		a.Status, a.Error = results.StatusCanceled, "interrupted while waiting for a model slot"
+		return a, nil
+	}
+	// The wait for a slot is no part of the attempt's time.
+	a.StartedAt = a.StartedAt.Add(time.Since(waitFrom))
+
 	turns, tokens, wall := plan.limits(j.Task)
 	opts := maps.Clone(plan.Options)
 	opts["seed"] = j.Seed
@@ -119,6 +134,7 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 		RequestTimeout: plan.RequestTimeout,
 		ContextLength:  r.modelCtx,
 	})
+	give()
 	// Servers go down, and every process of the attempt is ended, before
 	// anything is scored: nothing of the agent's world keeps running, or
 	// writing its workspace, while its result is read.

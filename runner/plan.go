@@ -35,7 +35,8 @@ type Plan struct {
 	Suite *tasks.Suite
 	// Arms are the setups compared; at least one.
 	Arms []Arm
-	// Concurrency is how many attempts run at once.
+	// Concurrency is how many attempts run their agent loop at once;
+	// up to half as many more set up or are scored meanwhile.
 	Concurrency int
 	// Limits override the tasks' own limits where non-zero.
 	Limits tasks.Limits

@@ -73,7 +73,10 @@ type Runner struct {
 
 	approvers map[string]agent.Approver
 	pool      *endpoint.Pool
-	envs      map[string]*environment.Env // by task folder
+	// looping holds a token for each attempt in its agent loop: at most
+	// the plan's concurrency talk to the model at once.
+	looping chan struct{}
+	envs    map[string]*environment.Env // by task folder
 	// modelCtx is the model's own context length (0: unknown), read at
 	// the start of a run.
 	modelCtx int
@@ -246,7 +249,12 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 		bar.add(a)
 	}, stopRun)
 	g, gctx := errgroup.WithContext(runCtx)
-	g.SetLimit(plan.Concurrency)
+	// The plan's concurrency bounds the attempts in their agent loop; a
+	// few more set up or are scored meanwhile, so that no model slot waits
+	// while an attempt copies its workspace, starts its servers or runs
+	// its hidden tests.
+	r.looping = make(chan struct{}, plan.Concurrency)
+	g.SetLimit(plan.Concurrency + spareAttempts(plan.Concurrency))
 	for _, j := range todo {
 		if gctx.Err() != nil {
 			break
@@ -334,6 +342,45 @@ func (r *Runner) newRun(plan *Plan, runID string) *results.Run {
 	return run
 }
 
+// spareAttempts is how many attempts beyond the plan's concurrency may be
+// in flight, setting up or being scored.
+func spareAttempts(concurrency int) int { return max(1, concurrency/2) }
+
+// modelSlot is an attempt's right to talk to the model: one of the plan's
+// concurrency, and a lease on an endpoint with a free slot, taken when its
+// agent loop starts and given back when the loop ends.
+type modelSlot struct {
+	r     *Runner
+	lease *endpoint.Lease
+}
+
+// take waits for a slot and returns the model to talk to.
+func (s *modelSlot) take(ctx context.Context) (agent.Model, error) {
+	select {
+	case s.r.looping <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	lease, err := s.r.pool.Acquire(ctx)
+	if err != nil {
+		<-s.r.looping
+		return nil, err
+	}
+	s.lease = lease
+	return lease.Model(), nil
+}
+
+// give gives the slot back; a slot not taken, or given back already, is
+// left alone.
+func (s *modelSlot) give() {
+	if s.lease == nil {
+		return
+	}
+	s.lease.Release()
+	s.lease = nil
+	<-s.r.looping
+}
+
 // attemptWithRetries runs one attempt on an endpoint with a free slot,
 // retrying it while it ends in an infrastructure failure, up to the
 // plan's bound: at once on another endpoint when its own failed and
@@ -341,13 +388,15 @@ func (r *Runner) newRun(plan *Plan, runID string) *results.Run {
 func (r *Runner) attemptWithRetries(ctx context.Context, plan *Plan, run *results.Run, j Job) (*results.Attempt, error) {
 	var a *results.Attempt
 	for try := 1; ; try++ {
-		lease, err := r.pool.Acquire(ctx)
-		if err != nil {
-			// The run was interrupted while the attempt waited for a slot.
-			return &results.Attempt{Status: results.StatusCanceled}, nil
-		}
-		a, err = r.attempt(ctx, plan, run, j, lease.Model())
-		lease.Release()
+		slot := &modelSlot{r: r}
+		var lease *endpoint.Lease
+		var err error
+		a, err = r.attempt(ctx, plan, run, j, func(ctx context.Context) (agent.Model, error) {
+			m, err := slot.take(ctx)
+			lease = slot.lease
+			return m, err
+		}, slot.give)
+		slot.give()
 		if err != nil {
 			return nil, err
 		}
@@ -355,7 +404,7 @@ func (r *Runner) attemptWithRetries(ctx context.Context, plan *Plan, run *result
 		if a.Status != results.StatusInfraError || try >= plan.MaxTries || ctx.Err() != nil {
 			return a, nil
 		}
-		if lease.Failed() && r.pool.InService() > 0 {
+		if lease != nil && lease.Failed() && r.pool.InService() > 0 {
 			r.logf("attempt %s/%s#%d: endpoint %s failed (%s); retry %d of %d on another endpoint", j.Arm.Name, j.Task.ID, j.Index, lease.Endpoint(), a.Error, try, plan.MaxTries-1)
 			continue
 		}

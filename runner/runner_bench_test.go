@@ -137,6 +137,7 @@ var latency = flag.Duration("latency", 200*time.Millisecond, "BenchmarkThroughpu
 //     go test -run '^$' -bench Throughput -benchtime 1x ./runner/ [-latency 200ms]
 func BenchmarkThroughput(b *testing.B) {
 	lat := *latency
+	sb := sandboxtest.New(b)
 	for _, n := range []int{1, 2, 4, 8, 16} {
 		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
 			srv := ollamatest.Spawn(b, "five-turns", ollamatest.SpawnOptions{Delay: lat})
@@ -151,7 +152,7 @@ func BenchmarkThroughput(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				r := &runner.Runner{Model: model, Store: store, TempDir: b.TempDir()}
+				r := &runner.Runner{Model: model, Store: store, TempDir: b.TempDir(), Sandbox: sb}
 				plan := &runner.Plan{Model: "fake", Suite: suite, Attempts: 4 * n, Concurrency: n}
 				before, err := srv.Stats()
 				if err != nil {

@@ -185,7 +185,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.StringVar(&f.task, "task", "", "run a single task folder instead of a suite")
 	fs.StringVar(&f.only, "tasks", "", "comma-separated task ids of the suite to run (default all)")
 	fs.IntVar(&f.attempts, "attempts", 0, fmt.Sprintf("attempts per task and arm, G (default %d)", runner.DefaultAttempts))
-	fs.IntVar(&f.concurrency, "concurrency", 0, "attempts run at once (default 1)")
+	fs.IntVar(&f.concurrency, "concurrency", 0, "attempts in their agent loop at once (default 1); up to half as many more set up or are scored meanwhile")
 	fs.IntVar(&f.concurrency, "j", 0, "shorthand for -concurrency")
 	fs.Int64Var(&f.seed, "seed", 0, "run seed; each attempt's seed derives from it and the attempt (default 1)")
 	fs.StringVar(&f.db, "db", "", "SQLite file for results (default bench.db)")
