@@ -368,7 +368,7 @@ func (c *Conn) startStdio(vars Vars) (sdk.Transport, error) {
 	c.proc = p
 	c.info.Transport = "stdio"
 	// The connection closes stdin; stdout is closed by process.stop.
-	c.stdio = &stdioTransport{out: p.filter, in: p.stdin}
+	c.stdio = &stdioTransport{out: p.filter, in: p.in}
 	return c.stdio, nil
 }
 

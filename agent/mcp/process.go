@@ -26,6 +26,7 @@ type process struct {
 	cmd    *exec.Cmd
 	kill   context.CancelFunc // kills the process group, unless the server has exited
 	stdin  *os.File           // our end of the server's stdin
+	in     io.WriteCloser     // writes to stdin (newPipeIO)
 	stdout *os.File           // our end of the server's stdout
 	filter *stdoutFilter
 	log    *capBuffer
@@ -74,8 +75,9 @@ func startProcess(argv []string, dir string, env []string, log *capBuffer) (*pro
 		cmd:    cmd,
 		kill:   kill,
 		stdin:  inW,
+		in:     newPipeIO(inW),
 		stdout: outR,
-		filter: newStdoutFilter(outR, frameLimit, log),
+		filter: newStdoutFilter(newPipeIO(outR), frameLimit, log),
 		log:    log,
 		exited: make(chan struct{}),
 	}
