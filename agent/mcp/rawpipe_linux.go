@@ -5,6 +5,7 @@ package mcp
 import (
 	"io"
 	"os"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 )
@@ -19,9 +20,14 @@ import (
 // call. A read or write of a non-blocking pipe never blocks, so it needs
 // none of that.
 type rawPipe struct {
-	f  *os.File
-	rc syscall.RawConn
+	f      *os.File
+	rc     syscall.RawConn
+	noWait atomic.Bool // Read returns errWouldBlock instead of waiting
 }
+
+// setWait says whether Read waits for the pipe (the default) or returns
+// errWouldBlock when it is empty.
+func (p *rawPipe) setWait(wait bool) { p.noWait.Store(!wait) }
 
 // newPipeIO returns f's reads and writes through raw system calls when f
 // is a non-blocking pipe registered with the poller (as os.Pipe makes
@@ -56,6 +62,10 @@ func (p *rawPipe) Read(b []byte) (int, error) {
 			case syscall.EINTR:
 				continue
 			case syscall.EAGAIN:
+				if p.noWait.Load() {
+					errno = syscall.EAGAIN
+					return true
+				}
 				return false // wait for the poller
 			}
 			n, errno = int(r), e
@@ -65,6 +75,8 @@ func (p *rawPipe) Read(b []byte) (int, error) {
 	switch {
 	case err != nil:
 		return 0, &os.PathError{Op: "read", Path: p.f.Name(), Err: err}
+	case errno == syscall.EAGAIN:
+		return 0, errWouldBlock
 	case errno != 0:
 		return 0, &os.PathError{Op: "read", Path: p.f.Name(), Err: errno}
 	case n == 0:
