@@ -242,8 +242,18 @@ func newStdoutFilter(r io.Reader, limit int, log *capBuffer) *stdoutFilter {
 // stdout); after a transient one (a read deadline, errWouldBlock) the line
 // read so far is kept, and next may be called again.
 func (f *stdoutFilter) next() ([]jsonrpc.Message, error) {
+	return f.nextWith(nil)
+}
+
+// nextWith is next, with take, when set, given each line first: a line
+// it takes (it reports true) is not decoded, and nextWith returns
+// (nil, nil) after it.
+func (f *stdoutFilter) nextWith(take func([]byte) bool) ([]jsonrpc.Message, error) {
 	for {
 		line, size, err := f.readLine()
+		if line != nil && take != nil && take(line) {
+			return nil, err
+		}
 		if line != nil {
 			if msgs := f.accept(line); msgs != nil {
 				return msgs, nil

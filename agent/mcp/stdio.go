@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -54,7 +55,7 @@ func (t *stdioTransport) Connect(context.Context) (sdk.Connection, error) {
 		sdkReady:   make(chan struct{}, 1),
 		wake:       make(chan struct{}, 1),
 		sdkPending: map[jsonrpc.ID]bool{},
-		pending:    map[string]chan *jsonrpc.Response{},
+		pending:    map[string]chan answer{},
 	}
 	c.deadline = func(time.Time) error { return errors.ErrUnsupported }
 	if t.readDeadline != nil && t.waiter != nil && t.readDeadline(time.Time{}) == nil {
@@ -110,7 +111,7 @@ type stdioConn struct {
 	listed  bool            // the SDK has listed tools: meta is what it sends
 	meta    json.RawMessage // the "_meta" of its requests (nil: none)
 	seq     int64
-	pending map[string]chan *jsonrpc.Response // direct calls waiting, by id
+	pending map[string]chan answer // direct calls waiting, by id
 
 	dead     chan struct{} // closed when reading stopped
 	deadErr  error         // why, set before dead is closed
@@ -235,7 +236,7 @@ func (c *stdioConn) isClosed() bool {
 // direct calls waiting for them, the rest to the SDK. Its error is the
 // filter's; one that is not transient stops the connection.
 func (c *stdioConn) readOnce() error {
-	msgs, err := c.out.next()
+	msgs, err := c.out.nextWith(c.directAnswer)
 	for _, m := range msgs {
 		c.route(m)
 	}
@@ -253,14 +254,8 @@ func (c *stdioConn) route(m jsonrpc.Message) {
 	r, isResponse := m.(*jsonrpc.Response)
 	if isResponse {
 		if id, ok := r.ID.Raw().(string); ok && strings.HasPrefix(id, directPrefix) {
-			c.fastMu.Lock()
-			ch, waiting := c.pending[id]
-			delete(c.pending, id)
-			c.fastMu.Unlock()
-			if waiting {
-				ch <- r // buffered: never blocks
-			}
-			return // a late answer to an abandoned call is dropped
+			c.answer(id, answer{resp: r})
+			return
 		}
 	}
 	c.qmu.Lock()
@@ -448,7 +443,7 @@ func (c *stdioConn) noteMeta(params json.RawMessage) {
 // (a *jsonrpc.Error), ctx's error, or sdk.ErrConnectionClosed when the
 // server's stdout ended or the connection closed; errCallTimeout when the
 // server did not answer in time, errNoDirectCall when it cannot be used.
-func (c *stdioConn) callTool(ctx context.Context, name string, args map[string]any, timeout time.Duration) (json.RawMessage, error) {
+func (c *stdioConn) callTool(ctx context.Context, name string, args map[string]any, timeout time.Duration) (*sdk.CallToolResult, error) {
 	c.fastMu.Lock()
 	if !c.listed {
 		c.fastMu.Unlock()
@@ -457,7 +452,7 @@ func (c *stdioConn) callTool(ctx context.Context, name string, args map[string]a
 	c.seq++
 	id := directPrefix + strconv.FormatInt(c.seq, 10)
 	meta := c.meta
-	ch := make(chan *jsonrpc.Response, 1)
+	ch := make(chan answer, 1)
 	c.pending[id] = ch
 	c.fastMu.Unlock()
 	forget := func() {
@@ -477,7 +472,7 @@ func (c *stdioConn) callTool(ctx context.Context, name string, args map[string]a
 		}
 		return nil, fmt.Errorf("%w: calling %q: %v", sdk.ErrConnectionClosed, "tools/call", err)
 	}
-	r, err := c.await(ctx, ch, deadline)
+	a, err := c.await(ctx, ch, deadline)
 	if err != nil {
 		forget()
 		if errors.Is(err, errCallTimeout) && ctxDeadline {
@@ -491,15 +486,12 @@ func (c *stdioConn) callTool(ctx context.Context, name string, args map[string]a
 		}
 		return nil, err
 	}
-	if r.Error != nil {
-		return nil, fmt.Errorf("calling %q: %w", "tools/call", r.Error)
-	}
-	return r.Result, nil
+	return a.result()
 }
 
 // await waits for the answer on ch until deadline: reading the server's
 // stdout itself when nobody else does.
-func (c *stdioConn) await(ctx context.Context, ch chan *jsonrpc.Response, deadline time.Time) (*jsonrpc.Response, error) {
+func (c *stdioConn) await(ctx context.Context, ch chan answer, deadline time.Time) (answer, error) {
 	role := c.role
 	if c.dedicated {
 		role = nil // never read here: only the background goroutine does
@@ -519,19 +511,19 @@ func (c *stdioConn) await(ctx context.Context, ch chan *jsonrpc.Response, deadli
 	case <-role:
 		return c.readFor(ctx, ch, deadline)
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return answer{}, ctx.Err()
 	case <-t.C:
-		return nil, errCallTimeout
+		return answer{}, errCallTimeout
 	case <-c.dead:
-		return nil, c.deadError()
+		return answer{}, c.deadError()
 	case <-c.closed:
-		return nil, c.closedError()
+		return answer{}, c.closedError()
 	}
 }
 
 // readFor reads the server's stdout, with the role, until the answer
 // comes on ch, deadline passes, ctx ends or reading stops.
-func (c *stdioConn) readFor(ctx context.Context, ch chan *jsonrpc.Response, deadline time.Time) (*jsonrpc.Response, error) {
+func (c *stdioConn) readFor(ctx context.Context, ch chan answer, deadline time.Time) (answer, error) {
 	defer c.release()
 	ticket := c.hold(deadline, true)
 	if ctx.Done() != nil {
@@ -543,7 +535,7 @@ func (c *stdioConn) readFor(ctx context.Context, ch chan *jsonrpc.Response, dead
 		case r := <-ch:
 			return r, nil
 		case <-c.closed:
-			return nil, c.closedError()
+			return answer{}, c.closedError()
 		default:
 		}
 		err := c.readOnce()
@@ -555,11 +547,11 @@ func (c *stdioConn) readFor(ctx context.Context, ch chan *jsonrpc.Response, dead
 				return r, nil
 			default:
 			}
-			return nil, c.deadError()
+			return answer{}, c.deadError()
 		case ctx.Err() != nil:
-			return nil, ctx.Err()
+			return answer{}, ctx.Err()
 		case !time.Now().Before(deadline):
-			return nil, errCallTimeout
+			return answer{}, errCallTimeout
 		}
 	}
 }
@@ -644,6 +636,12 @@ func decodeResult(raw json.RawMessage) (*sdk.CallToolResult, error) {
 	if err := json.Unmarshal(raw, &w); err != nil {
 		return nil, fmt.Errorf("unmarshaling tools/call result: %w", err)
 	}
+	return resultFromWire(&w, func() json.RawMessage { return raw })
+}
+
+// resultFromWire is decodeResult's, from the result decoded; raw gives
+// the result as written, for the SDK's decoding.
+func resultFromWire(w *resultWire, raw func() json.RawMessage) (*sdk.CallToolResult, error) {
 	if w.ResultType == "input_required" || (len(w.InputRequests) > 0 && string(w.InputRequests) != "null") {
 		return nil, errNeedsInput
 	}
@@ -665,7 +663,7 @@ func decodeResult(raw json.RawMessage) (*sdk.CallToolResult, error) {
 			res.Content = append(res.Content, &sdk.EmbeddedResource{Resource: c.Resource})
 		default:
 			var r sdk.CallToolResult
-			if err := json.Unmarshal(raw, &r); err != nil {
+			if err := json.Unmarshal(raw(), &r); err != nil {
 				return nil, err
 			}
 			return &r, nil
@@ -679,4 +677,76 @@ func decodeResult(raw json.RawMessage) (*sdk.CallToolResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// directWire is a line that answers a direct call, decoded in one pass,
+// the result and all (directAnswer).
+type directWire struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  json.RawMessage `json:"method"`
+	Result  *resultWire     `json:"result"`
+	Error   json.RawMessage `json:"error"`
+}
+
+// directMark is how the id of a direct call starts on the wire.
+var directMark = []byte(`"` + directPrefix)
+
+// directAnswer hands over a line that answers a direct call with a
+// result, decoding it once (decodeMessage and then decodeResult would
+// decode the result twice, and check the line twice), and reports whether
+// it did. Any other line (an error, a request, another id, anything
+// decodeMessage would judge differently) is left to decodeMessage.
+func (c *stdioConn) directAnswer(line []byte) bool {
+	if !bytes.Contains(line, directMark) {
+		return false
+	}
+	var w directWire
+	if json.Unmarshal(line, &w) != nil || w.JSONRPC != "2.0" || len(w.Method) > 0 || w.Result == nil ||
+		(len(w.Error) > 0 && string(w.Error) != "null") {
+		return false
+	}
+	id := w.ID
+	if len(id) < 2 || !bytes.HasPrefix(id, directMark) || id[len(id)-1] != '"' || bytes.IndexByte(id, '\\') >= 0 {
+		return false
+	}
+	c.answer(string(id[1:len(id)-1]), answer{wire: w.Result, line: line})
+	return true
+}
+
+// answer hands an answer to the direct call of the given id, if it
+// still waits (a late answer to an abandoned call is dropped).
+func (c *stdioConn) answer(id string, a answer) {
+	c.fastMu.Lock()
+	ch, waiting := c.pending[id]
+	delete(c.pending, id)
+	c.fastMu.Unlock()
+	if waiting {
+		ch <- a // buffered: never blocks
+	}
+}
+
+// answer is what comes back to a direct call: the result decoded
+// (directAnswer), or the response as decodeMessage decoded it.
+type answer struct {
+	wire *resultWire
+	line []byte // wire's line
+	resp *jsonrpc.Response
+}
+
+// result is the call's result, or its error.
+func (a answer) result() (*sdk.CallToolResult, error) {
+	if a.wire != nil {
+		return resultFromWire(a.wire, func() json.RawMessage {
+			var r struct {
+				Result json.RawMessage `json:"result"`
+			}
+			_ = json.Unmarshal(a.line, &r)
+			return r.Result
+		})
+	}
+	if a.resp.Error != nil {
+		return nil, fmt.Errorf("calling %q: %w", "tools/call", a.resp.Error)
+	}
+	return decodeResult(a.resp.Result)
 }

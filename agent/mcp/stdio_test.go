@@ -142,3 +142,53 @@ func TestCallAllocatesLittle(t *testing.T) {
 		t.Errorf("%d bytes allocated per call, want under 24 KB", per)
 	}
 }
+
+// A line that answers a direct call is decoded once (directAnswer) into
+// what decodeMessage and decodeResult make of it; any other line is left
+// to decodeMessage.
+func TestDirectAnswerAsDecodeMessage(t *testing.T) {
+	for _, tt := range []struct {
+		line  string
+		taken bool
+	}{
+		{`{"jsonrpc":"2.0","id":"bench-1","result":{"content":[{"type":"text","text":"a\nb"}],"structuredContent":{"x":1}}}`, true},
+		{`{"result":{"isError":true,"content":[{"type":"text","text":"no"}]},"id":"bench-1","jsonrpc":"2.0"}`, true},
+		{`{"jsonrpc":"2.0","id":"bench-1","result":{"content":[{"type":"image","mimeType":"image/png","data":"aGk="}]},"error":null}`, true},
+		{`{"jsonrpc":"2.0","id":"bench-1","result":{"content":[{"type":"weird","x":1}]}}`, true},
+		{`{"jsonrpc":"2.0","id":"bench-1","result":{"content":[],"structuredContent":{"b":[1,2]}}}`, true},
+		{`{"jsonrpc":"2.0","id":"bench-1","error":{"code":-32602,"message":"bad"}}`, false},
+		{`{"jsonrpc":"2.0","id":"bench-1","result":null}`, false},
+		{`{"jsonrpc":"2.0","id":"bench-1"}`, false},
+		{`{"jsonrpc":"2.0","id":"bench-1","result":{"content":"not a list"}}`, false},
+		{`{"jsonrpc":"1.0","id":"bench-1","result":{"content":[]}}`, false},
+		{`{"jsonrpc":"2.0","id":"bench-\u0031","result":{"content":[]}}`, false},
+		{`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"\"bench-1"}]}}`, false},
+		{`{"jsonrpc":"2.0","id":"bench-1","method":"ping","result":{"content":[]}}`, false},
+		{`{"jsonrpc":"2.0","id":"bench-1","result":{"content":[]}`, false},
+	} {
+		c := &stdioConn{pending: map[string]chan answer{}}
+		ch := make(chan answer, 1)
+		c.pending["bench-1"] = ch
+		if got := c.directAnswer([]byte(tt.line)); got != tt.taken {
+			t.Errorf("directAnswer(%s) = %v, want %v", tt.line, got, tt.taken)
+			continue
+		}
+		if !tt.taken {
+			continue
+		}
+		a := <-ch
+		got, gotErr := a.result()
+		m, err := decodeMessage([]byte(tt.line))
+		if err != nil {
+			t.Fatalf("decodeMessage(%s): %v", tt.line, err)
+		}
+		want, wantErr := answer{resp: m.(*jsonrpc.Response)}.result()
+		switch {
+		case (gotErr == nil) != (wantErr == nil):
+			t.Errorf("%s: taken: error %v; decoded: error %v", tt.line, gotErr, wantErr)
+		case gotErr != nil:
+		case formatResult(got, resultLimit) != formatResult(want, resultLimit) || got.IsError != want.IsError:
+			t.Errorf("%s: taken %+v; decoded %+v", tt.line, got, want)
+		}
+	}
+}

@@ -66,12 +66,9 @@ func (t *Tool) Call(ctx context.Context, args map[string]any) (agent.Result, err
 // timeout), through the SDK otherwise.
 func (c *Conn) callTool(ctx context.Context, name string, args map[string]any) (*sdk.CallToolResult, error) {
 	if c.stdio != nil && c.stdio.conn != nil {
-		raw, err := c.stdio.conn.callTool(ctx, name, args, c.callTimeout)
-		switch {
-		case err == nil:
-			return decodeResult(raw)
-		case !errors.Is(err, errNoDirectCall):
-			return nil, err
+		res, err := c.stdio.conn.callTool(ctx, name, args, c.callTimeout)
+		if !errors.Is(err, errNoDirectCall) {
+			return res, err
 		}
 	}
 	cctx, cancel := context.WithTimeout(ctx, c.callTimeout)
