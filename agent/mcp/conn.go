@@ -368,7 +368,10 @@ func (c *Conn) startStdio(vars Vars) (sdk.Transport, error) {
 	c.proc = p
 	c.info.Transport = "stdio"
 	// The connection closes stdin; stdout is closed by process.stop.
-	c.stdio = &stdioTransport{out: p.filter, in: p.stdin}
+	c.stdio = &stdioTransport{out: p.filter, in: p.in, readDeadline: p.stdout.SetReadDeadline}
+	if w, ok := p.out.(interface{ setWait(bool) }); ok {
+		c.stdio.waiter = w
+	}
 	return c.stdio, nil
 }
 

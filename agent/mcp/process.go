@@ -26,6 +26,8 @@ type process struct {
 	cmd    *exec.Cmd
 	kill   context.CancelFunc // kills the process group, unless the server has exited
 	stdin  *os.File           // our end of the server's stdin
+	in     io.WriteCloser     // writes to stdin (newPipeIO)
+	out    io.Reader          // reads stdout (newPipeIO), through filter
 	stdout *os.File           // our end of the server's stdout
 	filter *stdoutFilter
 	log    *capBuffer
@@ -70,12 +72,15 @@ func startProcess(argv []string, dir string, env []string, log *capBuffer) (*pro
 		outR.Close()
 		return nil, err
 	}
+	out := newPipeIO(outR)
 	p := &process{
 		cmd:    cmd,
 		kill:   kill,
 		stdin:  inW,
+		in:     newPipeIO(inW),
 		stdout: outR,
-		filter: newStdoutFilter(outR, frameLimit, log),
+		out:    out,
+		filter: newStdoutFilter(out, frameLimit, log),
 		log:    log,
 		exited: make(chan struct{}),
 	}
@@ -215,6 +220,11 @@ type stdoutFilter struct {
 	limit int
 	log   *capBuffer
 
+	// The line being read, kept across transient errors.
+	line []byte
+	size int
+	over bool
+
 	dropped  atomic.Int64
 	lastDrop atomic.Value // string
 
@@ -229,10 +239,21 @@ func newStdoutFilter(r io.Reader, limit int, log *capBuffer) *stdoutFilter {
 // next returns the messages of the next line that holds JSON-RPC
 // messages (more than one for a batch), dropping the lines before it that
 // do not. The error is the reader's (io.EOF when the server closed its
-// stdout).
+// stdout); after a transient one (a read deadline, errWouldBlock) the line
+// read so far is kept, and next may be called again.
 func (f *stdoutFilter) next() ([]jsonrpc.Message, error) {
+	return f.nextWith(nil)
+}
+
+// nextWith is next, with take, when set, given each line first: a line
+// it takes (it reports true) is not decoded, and nextWith returns
+// (nil, nil) after it.
+func (f *stdoutFilter) nextWith(take func([]byte) bool) ([]jsonrpc.Message, error) {
 	for {
 		line, size, err := f.readLine()
+		if line != nil && take != nil && take(line) {
+			return nil, err
+		}
 		if line != nil {
 			if msgs := f.accept(line); msgs != nil {
 				return msgs, nil
@@ -246,32 +267,40 @@ func (f *stdoutFilter) next() ([]jsonrpc.Message, error) {
 	}
 }
 
+// transient reports whether a read error leaves the pipe usable: the read
+// deadline passed, or a read that must not wait found nothing.
+func transient(err error) bool {
+	return errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, errWouldBlock)
+}
+
 // readLine returns the next line without its end, or (nil, size) for a line
-// longer than the limit, which is consumed and dropped.
+// longer than the limit, which is consumed and dropped. On a transient
+// error it returns (nil, 0, err) and keeps what it read of the line.
 func (f *stdoutFilter) readLine() ([]byte, int, error) {
-	var buf []byte
-	size := 0
-	over := false
 	for {
 		chunk, err := f.r.ReadSlice('\n')
-		size += len(chunk)
-		if !over {
-			if len(buf)+len(chunk) > f.limit+2 {
-				over = true
-				buf = nil
+		f.size += len(chunk)
+		if !f.over {
+			if len(f.line)+len(chunk) > f.limit+2 {
+				f.over = true
+				f.line = nil
 			} else {
-				buf = append(buf, chunk...)
+				f.line = append(f.line, chunk...)
 			}
 		}
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
+		if err != nil && transient(err) {
+			return nil, 0, err
+		}
+		buf, size, over := f.line, f.size, f.over
+		f.line, f.size, f.over = nil, 0, false
 		if over {
 			return nil, size, err
 		}
 		buf = bytes.TrimRight(buf, "\r\n")
 		if len(buf) == 0 && err == nil {
-			size = 0
 			continue // blank line
 		}
 		if len(buf) == 0 {

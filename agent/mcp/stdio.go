@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,91 +25,281 @@ import (
 // batch of requests go one by one (the revisions from 2025-06-18 on have
 // no batches).
 type stdioTransport struct {
-	out  *stdoutFilter
-	in   io.WriteCloser
-	conn *stdioConn // once connected
+	out *stdoutFilter
+	in  io.WriteCloser
+	// readDeadline sets the read deadline of the server's stdout; waiter
+	// makes its reads wait or not (rawPipe). Without both, one goroutine
+	// reads the server's stdout all the time and hands each answer over.
+	readDeadline func(time.Time) error
+	waiter       interface{ setWait(bool) }
+	conn         *stdioConn // once connected
 }
+
+// How often the connection reads what an idle server wrote (a ping, a
+// notification) when no call is waiting for an answer: after idlePollMin
+// at first, doubling up to idlePollMax while the server stays silent.
+const (
+	idlePollMin = 10 * time.Millisecond
+	idlePollMax = time.Second
+)
 
 // Connect implements sdk.Transport.
 func (t *stdioTransport) Connect(context.Context) (sdk.Connection, error) {
-	t.conn = &stdioConn{in: t.in, incoming: make(chan readResult), closed: make(chan struct{}),
-		dead: make(chan struct{}), pending: map[string]chan *jsonrpc.Response{}}
-	go t.conn.readLoop(t.out)
-	return t.conn, nil
-}
-
-type readResult struct {
-	msgs []jsonrpc.Message
-	err  error
+	c := &stdioConn{
+		out:        t.out,
+		in:         t.in,
+		waiter:     t.waiter,
+		closed:     make(chan struct{}),
+		dead:       make(chan struct{}),
+		role:       make(chan struct{}, 1),
+		sdkReady:   make(chan struct{}, 1),
+		wake:       make(chan struct{}, 1),
+		sdkPending: map[jsonrpc.ID]bool{},
+		pending:    map[string]chan answer{},
+	}
+	c.deadline = func(time.Time) error { return errors.ErrUnsupported }
+	if t.readDeadline != nil && t.waiter != nil && t.readDeadline(time.Time{}) == nil {
+		c.deadline = t.readDeadline
+	} else {
+		c.dedicated = true
+		c.wake <- struct{}{}
+	}
+	c.role <- struct{}{}
+	t.conn = c
+	go c.background()
+	return c, nil
 }
 
 // stdioConn is a stdio server's connection (sdk.Connection).
+//
+// Whoever waits for a message reads the server's stdout itself, one
+// reader at a time (the role): a tool call waiting for its answer
+// (callTool), or the background goroutine while the SDK waits for the
+// answer to a request of its own, and now and then when nobody waits (an
+// idle server's pings and notifications). The reader hands the messages
+// that are not its own to their callers (the SDK's Read, other calls). A
+// call that reads its own answer costs one wake-up, the poller's; handing
+// the answer over from a reading goroutine cost a second one, as much CPU
+// again on the 2-core machine. Where the pipe has no read deadline
+// (dedicated), the background goroutine is the only reader.
 type stdioConn struct {
-	in       io.WriteCloser
-	incoming chan readResult
-	closed   chan struct{}
-	once     sync.Once
-
-	queue []jsonrpc.Message // the rest of a batch; Read is not called concurrently
+	out       *stdoutFilter
+	in        io.WriteCloser
+	waiter    interface{ setWait(bool) }
+	deadline  func(time.Time) error // the server's stdout's read deadline
+	dedicated bool                  // only the background goroutine reads
+	closed    chan struct{}
+	once      sync.Once
 
 	writeMu sync.Mutex
 	buf     []byte
+
+	role    chan struct{} // holds a token while nobody reads
+	rmu     sync.Mutex
+	reader  uint64 // the ticket of who reads, 0 when nobody does
+	tickets uint64
+
+	// Messages for the SDK.
+	qmu        sync.Mutex
+	queue      []jsonrpc.Message
+	sdkPending map[jsonrpc.ID]bool // the SDK's requests waiting for an answer
+	sdkReady   chan struct{}       // there is something in queue
+	wake       chan struct{}       // the SDK sent a request: read for it
 
 	// The direct tools/call (callTool).
 	fastMu  sync.Mutex
 	listed  bool            // the SDK has listed tools: meta is what it sends
 	meta    json.RawMessage // the "_meta" of its requests (nil: none)
 	seq     int64
-	pending map[string]chan *jsonrpc.Response // direct calls waiting, by id
-	dead    chan struct{}                     // closed when reading stopped
-	deadErr error                             // why, set before dead is closed
+	pending map[string]chan answer // direct calls waiting, by id
+
+	dead     chan struct{} // closed when reading stopped
+	deadErr  error         // why, set before dead is closed
+	deadOnce sync.Once
 }
 
-// readLoop hands the messages of each line to Read, until the server's
-// stdout ends or the connection is closed.
-func (c *stdioConn) readLoop(out *stdoutFilter) {
+// background reads the server's stdout for the SDK when it waits for an
+// answer, and what an idle server writes, until the connection is closed
+// or the server's stdout ends.
+func (c *stdioConn) background() {
+	wait := idlePollMin
+	t := time.NewTimer(wait)
+	defer t.Stop()
 	for {
-		msgs, err := out.next()
-		msgs = c.deliver(msgs)
-		if err != nil {
-			c.deadErr = err
-			close(c.dead)
-		} else if len(msgs) == 0 {
-			continue
-		}
 		select {
-		case c.incoming <- readResult{msgs, err}:
 		case <-c.closed:
 			return
+		case <-c.dead:
+			return
+		case <-c.wake:
+		case <-t.C:
 		}
-		if err != nil {
+		switch {
+		case c.dedicated || c.sdkWaiting():
+			c.readWhile(func() bool { return c.dedicated || c.sdkWaiting() })
+			wait = idlePollMin
+		case c.drain():
+			wait = idlePollMin
+		default:
+			wait = min(2*wait, idlePollMax)
+		}
+		t.Reset(wait)
+	}
+}
+
+// sdkWaiting reports whether a request of the SDK's waits for its answer.
+func (c *stdioConn) sdkWaiting() bool {
+	c.qmu.Lock()
+	defer c.qmu.Unlock()
+	return len(c.sdkPending) > 0
+}
+
+// readWhile takes the role and reads, waiting for the server, while cond
+// holds.
+func (c *stdioConn) readWhile(cond func() bool) {
+	select {
+	case <-c.role:
+	case <-c.closed:
+		return
+	case <-c.dead:
+		return
+	}
+	defer c.release()
+	c.hold(time.Time{}, true)
+	for cond() && !c.isClosed() {
+		if err := c.readOnce(); err != nil && !transient(err) {
 			return
 		}
+	}
+}
+
+// drain reads what the server wrote, without waiting, unless somebody
+// else reads; it reports whether there was anything.
+func (c *stdioConn) drain() bool {
+	select {
+	case <-c.role:
+	default:
+		return false
+	}
+	defer c.release()
+	c.hold(time.Time{}, false)
+	read := false
+	for !c.isClosed() && c.readOnce() == nil {
+		read = true
+	}
+	return read
+}
+
+// hold makes the caller, which took the role, the reader: its reads
+// wait (or not) until deadline (none when zero). It returns the caller's
+// ticket, for interrupt.
+func (c *stdioConn) hold(deadline time.Time, wait bool) uint64 {
+	c.rmu.Lock()
+	defer c.rmu.Unlock()
+	c.tickets++
+	c.reader = c.tickets
+	_ = c.deadline(deadline)
+	if c.waiter != nil {
+		c.waiter.setWait(wait)
+	}
+	return c.reader
+}
+
+// release gives the role back.
+func (c *stdioConn) release() {
+	c.rmu.Lock()
+	c.reader = 0
+	c.rmu.Unlock()
+	c.role <- struct{}{}
+}
+
+// interrupt ends the wait of the reader of the given ticket (0: of any
+// reader).
+func (c *stdioConn) interrupt(ticket uint64) {
+	c.rmu.Lock()
+	defer c.rmu.Unlock()
+	if c.reader != 0 && (ticket == 0 || ticket == c.reader) {
+		_ = c.deadline(time.Unix(1, 0))
+	}
+}
+
+func (c *stdioConn) isClosed() bool {
+	select {
+	case <-c.closed:
+		return true
+	default:
+		return false
+	}
+}
+
+// readOnce reads the messages of one line and hands them over: to the
+// direct calls waiting for them, the rest to the SDK. Its error is the
+// filter's; one that is not transient stops the connection.
+func (c *stdioConn) readOnce() error {
+	msgs, err := c.out.nextWith(c.directAnswer)
+	for _, m := range msgs {
+		c.route(m)
+	}
+	if err != nil && !transient(err) {
+		c.deadOnce.Do(func() {
+			c.deadErr = err
+			close(c.dead)
+		})
+	}
+	return err
+}
+
+// route hands one message to its caller.
+func (c *stdioConn) route(m jsonrpc.Message) {
+	r, isResponse := m.(*jsonrpc.Response)
+	if isResponse {
+		if id, ok := r.ID.Raw().(string); ok && strings.HasPrefix(id, directPrefix) {
+			c.answer(id, answer{resp: r})
+			return
+		}
+	}
+	c.qmu.Lock()
+	c.queue = append(c.queue, m)
+	if isResponse {
+		delete(c.sdkPending, r.ID)
+	}
+	c.qmu.Unlock()
+	select {
+	case c.sdkReady <- struct{}{}:
+	default:
 	}
 }
 
 // Read implements sdk.Connection: the next message, or an error when ctx
 // ends, the connection is closed, or the server's stdout ends.
 func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if len(c.queue) > 0 {
-		m := c.queue[0]
-		c.queue = c.queue[1:]
-		return m, nil
-	}
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case r := <-c.incoming:
-		if r.err != nil {
-			return nil, r.err
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
-		c.queue = r.msgs[1:]
-		return r.msgs[0], nil
-	case <-c.closed:
-		return nil, io.EOF
+		c.qmu.Lock()
+		if len(c.queue) > 0 {
+			m := c.queue[0]
+			c.queue[0] = nil
+			c.queue = c.queue[1:]
+			c.qmu.Unlock()
+			return m, nil
+		}
+		c.qmu.Unlock()
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-c.sdkReady:
+		case <-c.closed:
+			return nil, io.EOF
+		case <-c.dead:
+			c.qmu.Lock()
+			empty := len(c.queue) == 0
+			c.qmu.Unlock()
+			if empty {
+				return nil, c.deadErr
+			}
+		}
 	}
 }
 
@@ -121,18 +312,72 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if err != nil {
 		return err
 	}
+	req, isRequest := msg.(*jsonrpc.Request)
+	waits := isRequest && req.ID.IsValid()
+	if waits {
+		c.qmu.Lock()
+		c.sdkPending[req.ID] = true
+		c.qmu.Unlock()
+	} else if isRequest && req.Method == "notifications/cancelled" {
+		c.forgetCancelled(req.Params)
+	}
 	c.writeMu.Lock()
 	defer c.writeMu.Unlock()
-	select {
-	case <-c.closed:
+	if c.isClosed() {
 		return errors.New("write to a closed connection")
-	default:
 	}
 	c.buf = append(append(c.buf[:0], data...), '\n')
 	_, err = c.in.Write(c.buf)
-	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "tools/list" {
+	if isRequest && req.Method == "tools/list" {
 		c.noteMeta(req.Params)
 	}
+	if waits {
+		select {
+		case c.wake <- struct{}{}:
+		default:
+		}
+	}
+	return err
+}
+
+// forgetCancelled stops waiting for the answer to a request the SDK
+// cancelled.
+func (c *stdioConn) forgetCancelled(params json.RawMessage) {
+	var p struct {
+		RequestID any `json:"requestId"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return
+	}
+	if f, ok := p.RequestID.(float64); ok {
+		p.RequestID = int64(f)
+	}
+	id, err := jsonrpc.MakeID(p.RequestID)
+	if err != nil {
+		return
+	}
+	c.qmu.Lock()
+	delete(c.sdkPending, id)
+	c.qmu.Unlock()
+}
+
+// writeLine writes one line the connection encoded itself, with encode
+// appending it to the connection's buffer.
+func (c *stdioConn) writeLine(ctx context.Context, encode func([]byte) ([]byte, error)) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.writeMu.Lock()
+	defer c.writeMu.Unlock()
+	if c.isClosed() {
+		return errors.New("write to a closed connection")
+	}
+	buf, err := encode(c.buf[:0])
+	if err != nil {
+		return err
+	}
+	c.buf = buf
+	_, err = c.in.Write(buf)
 	return err
 }
 
@@ -142,6 +387,7 @@ func (c *stdioConn) Close() error {
 	var err error
 	c.once.Do(func() {
 		close(c.closed)
+		c.interrupt(0)
 		c.writeMu.Lock()
 		err = c.in.Close()
 		c.writeMu.Unlock()
@@ -155,17 +401,24 @@ func (c *stdioConn) SessionID() string { return "" }
 // The hot path: tools/call without the SDK. Through the SDK's client a
 // call cost this process 250 to 400 µs of CPU and 143 KB (its JSON
 // decoder takes a new 32 KB buffer every time, a result is decoded
-// several times over, and each call crosses four goroutines); bench calls a tool thousands of times a
-// run. callTool sends the request itself, with the "_meta" the SDK sent
-// in its tools/list request (the per-request fields of revision
-// 2026-07-28; none before it), and gets the response from the read loop,
-// which hands it over without passing it to the SDK. Everything else
+// several times over, and each call crosses four goroutines); bench calls
+// a tool thousands of times a run. callTool writes the request itself,
+// with the "_meta" the SDK sent in its tools/list request (the
+// per-request fields of revision 2026-07-28; none before it), and reads
+// the answer itself, which never reaches the SDK. Everything else
 // (negotiation, listing, the server's own requests and notifications,
 // shutdown, Streamable HTTP) stays with the SDK. See docs/mcp.md.
 
 // errNoDirectCall says that the connection cannot call a tool itself yet:
 // the SDK has not listed tools on it.
 var errNoDirectCall = errors.New("no direct tools/call before tools/list")
+
+// errWouldBlock is the error of a read that must not wait (drain) when
+// the server wrote nothing.
+var errWouldBlock = errors.New("nothing to read yet")
+
+// errCallTimeout is the error of a call the server did not answer in time.
+var errCallTimeout = fmt.Errorf("no answer in time: %w", context.DeadlineExceeded)
 
 // directPrefix starts the ids of direct calls: the SDK numbers its
 // requests, so a string id never collides with one of them.
@@ -184,34 +437,13 @@ func (c *stdioConn) noteMeta(params json.RawMessage) {
 	c.listed, c.meta = true, p.Meta
 }
 
-// deliver hands the responses to direct calls to their callers and
-// returns the other messages, for the SDK.
-func (c *stdioConn) deliver(msgs []jsonrpc.Message) []jsonrpc.Message {
-	out := msgs[:0]
-	for _, m := range msgs {
-		if r, ok := m.(*jsonrpc.Response); ok {
-			if id, ok := r.ID.Raw().(string); ok && strings.HasPrefix(id, directPrefix) {
-				c.fastMu.Lock()
-				ch, waiting := c.pending[id]
-				delete(c.pending, id)
-				c.fastMu.Unlock()
-				if waiting {
-					ch <- r
-				}
-				continue // a late answer to an abandoned call is dropped
-			}
-		}
-		out = append(out, m)
-	}
-	return out
-}
-
-// callTool calls a tool and returns the result as the server wrote it. Its
-// errors are those of the SDK's CallTool: the server's JSON-RPC error (a
-// *jsonrpc.Error), ctx's error, or sdk.ErrConnectionClosed when the
-// server's stdout ended or the connection closed; errNoDirectCall when it
-// cannot be used.
-func (c *stdioConn) callTool(ctx context.Context, name string, args map[string]any) (json.RawMessage, error) {
+// callTool calls a tool and returns the result as the server wrote it,
+// waiting for it at most timeout (or until ctx's deadline, if earlier).
+// Its errors are those of the SDK's CallTool: the server's JSON-RPC error
+// (a *jsonrpc.Error), ctx's error, or sdk.ErrConnectionClosed when the
+// server's stdout ended or the connection closed; errCallTimeout when the
+// server did not answer in time, errNoDirectCall when it cannot be used.
+func (c *stdioConn) callTool(ctx context.Context, name string, args map[string]any, timeout time.Duration) (*sdk.CallToolResult, error) {
 	c.fastMu.Lock()
 	if !c.listed {
 		c.fastMu.Unlock()
@@ -220,7 +452,7 @@ func (c *stdioConn) callTool(ctx context.Context, name string, args map[string]a
 	c.seq++
 	id := directPrefix + strconv.FormatInt(c.seq, 10)
 	meta := c.meta
-	ch := make(chan *jsonrpc.Response, 1)
+	ch := make(chan answer, 1)
 	c.pending[id] = ch
 	c.fastMu.Unlock()
 	forget := func() {
@@ -228,51 +460,138 @@ func (c *stdioConn) callTool(ctx context.Context, name string, args map[string]a
 		delete(c.pending, id)
 		c.fastMu.Unlock()
 	}
-	params, err := callParams(meta, name, args)
-	if err != nil {
-		forget()
-		return nil, fmt.Errorf("calling %q: %w", "tools/call", err)
+	deadline := time.Now().Add(timeout)
+	ctxDeadline := false
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline, ctxDeadline = d, true
 	}
-	rid, _ := jsonrpc.MakeID(id)
-	if err := c.Write(ctx, &jsonrpc.Request{ID: rid, Method: "tools/call", Params: params}); err != nil {
+	if err := c.writeLine(ctx, func(b []byte) ([]byte, error) { return appendCallRequest(b, id, meta, name, args) }); err != nil {
 		forget()
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		return nil, fmt.Errorf("%w: calling %q: %v", sdk.ErrConnectionClosed, "tools/call", err)
 	}
+	a, err := c.await(ctx, ch, deadline)
+	if err != nil {
+		forget()
+		if errors.Is(err, errCallTimeout) && ctxDeadline {
+			<-ctx.Done() // the context's own deadline: its error
+			err = ctx.Err()
+		}
+		if errors.Is(err, errCallTimeout) || ctx.Err() != nil {
+			// As the SDK does, best effort and off the caller's path.
+			rid, _ := jsonrpc.MakeID(id)
+			go c.notifyCancelled(rid, err)
+		}
+		return nil, err
+	}
+	return a.result()
+}
+
+// await waits for the answer on ch until deadline: reading the server's
+// stdout itself when nobody else does.
+func (c *stdioConn) await(ctx context.Context, ch chan answer, deadline time.Time) (answer, error) {
+	role := c.role
+	if c.dedicated {
+		role = nil // never read here: only the background goroutine does
+	}
 	select {
 	case r := <-ch:
-		if r.Error != nil {
-			return nil, fmt.Errorf("calling %q: %w", "tools/call", r.Error)
-		}
-		return r.Result, nil
+		return r, nil
+	case <-role:
+		return c.readFor(ctx, ch, deadline)
+	default:
+	}
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case r := <-ch:
+		return r, nil
+	case <-role:
+		return c.readFor(ctx, ch, deadline)
 	case <-ctx.Done():
-		forget()
-		// As the SDK does, best effort and off the caller's path.
-		go c.notifyCancelled(rid, ctx.Err())
-		return nil, ctx.Err()
+		return answer{}, ctx.Err()
+	case <-t.C:
+		return answer{}, errCallTimeout
 	case <-c.dead:
-		forget()
-		return nil, fmt.Errorf("%w: calling %q: %v", sdk.ErrConnectionClosed, "tools/call", c.deadErr)
+		return answer{}, c.deadError()
 	case <-c.closed:
-		forget()
-		return nil, fmt.Errorf("%w: calling %q: the connection was closed", sdk.ErrConnectionClosed, "tools/call")
+		return answer{}, c.closedError()
 	}
 }
 
-// callParams are the params of a tools/call request as the SDK writes
-// them: _meta (when it sends one), name, arguments.
-func callParams(meta json.RawMessage, name string, args map[string]any) (json.RawMessage, error) {
-	p := struct {
-		Meta      json.RawMessage `json:"_meta,omitempty"`
-		Name      string          `json:"name"`
-		Arguments map[string]any  `json:"arguments"`
-	}{meta, name, args}
-	if p.Arguments == nil {
-		p.Arguments = map[string]any{}
+// readFor reads the server's stdout, with the role, until the answer
+// comes on ch, deadline passes, ctx ends or reading stops.
+func (c *stdioConn) readFor(ctx context.Context, ch chan answer, deadline time.Time) (answer, error) {
+	defer c.release()
+	ticket := c.hold(deadline, true)
+	if ctx.Done() != nil {
+		stop := context.AfterFunc(ctx, func() { c.interrupt(ticket) })
+		defer stop()
 	}
-	return json.Marshal(p)
+	for {
+		select {
+		case r := <-ch:
+			return r, nil
+		case <-c.closed:
+			return answer{}, c.closedError()
+		default:
+		}
+		err := c.readOnce()
+		switch {
+		case err == nil:
+		case !transient(err):
+			select {
+			case r := <-ch:
+				return r, nil
+			default:
+			}
+			return answer{}, c.deadError()
+		case ctx.Err() != nil:
+			return answer{}, ctx.Err()
+		case !time.Now().Before(deadline):
+			return answer{}, errCallTimeout
+		}
+	}
+}
+
+func (c *stdioConn) deadError() error {
+	return fmt.Errorf("%w: calling %q: %v", sdk.ErrConnectionClosed, "tools/call", c.deadErr)
+}
+
+func (c *stdioConn) closedError() error {
+	return fmt.Errorf("%w: calling %q: the connection was closed", sdk.ErrConnectionClosed, "tools/call")
+}
+
+// appendCallRequest appends the tools/call request of a direct call to b,
+// one line, as the SDK writes it: jsonrpc, id, method, then the params
+// _meta (when it sends one), name, arguments.
+func appendCallRequest(b []byte, id string, meta json.RawMessage, name string, args map[string]any) ([]byte, error) {
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = strconv.AppendQuote(b, id) // directPrefix and digits: nothing to escape
+	b = append(b, `,"method":"tools/call","params":{`...)
+	if len(meta) > 0 {
+		b = append(b, `"_meta":`...)
+		b = append(b, meta...)
+		b = append(b, ',')
+	}
+	n, err := json.Marshal(name)
+	if err != nil {
+		return nil, err
+	}
+	b = append(append(b, `"name":`...), n...)
+	b = append(b, `,"arguments":`...)
+	if args == nil {
+		b = append(b, "{}"...)
+	} else {
+		a, err := json.Marshal(args)
+		if err != nil {
+			return nil, fmt.Errorf("arguments: %w", err)
+		}
+		b = append(b, a...)
+	}
+	return append(b, "}}\n"...), nil
 }
 
 // notifyCancelled tells the server that the caller gave up on a call.
@@ -317,6 +636,12 @@ func decodeResult(raw json.RawMessage) (*sdk.CallToolResult, error) {
 	if err := json.Unmarshal(raw, &w); err != nil {
 		return nil, fmt.Errorf("unmarshaling tools/call result: %w", err)
 	}
+	return resultFromWire(&w, func() json.RawMessage { return raw })
+}
+
+// resultFromWire is decodeResult's, from the result decoded; raw gives
+// the result as written, for the SDK's decoding.
+func resultFromWire(w *resultWire, raw func() json.RawMessage) (*sdk.CallToolResult, error) {
 	if w.ResultType == "input_required" || (len(w.InputRequests) > 0 && string(w.InputRequests) != "null") {
 		return nil, errNeedsInput
 	}
@@ -338,7 +663,7 @@ func decodeResult(raw json.RawMessage) (*sdk.CallToolResult, error) {
 			res.Content = append(res.Content, &sdk.EmbeddedResource{Resource: c.Resource})
 		default:
 			var r sdk.CallToolResult
-			if err := json.Unmarshal(raw, &r); err != nil {
+			if err := json.Unmarshal(raw(), &r); err != nil {
 				return nil, err
 			}
 			return &r, nil
@@ -352,4 +677,76 @@ func decodeResult(raw json.RawMessage) (*sdk.CallToolResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// directWire is a line that answers a direct call, decoded in one pass,
+// the result and all (directAnswer).
+type directWire struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  json.RawMessage `json:"method"`
+	Result  *resultWire     `json:"result"`
+	Error   json.RawMessage `json:"error"`
+}
+
+// directMark is how the id of a direct call starts on the wire.
+var directMark = []byte(`"` + directPrefix)
+
+// directAnswer hands over a line that answers a direct call with a
+// result, decoding it once (decodeMessage and then decodeResult would
+// decode the result twice, and check the line twice), and reports whether
+// it did. Any other line (an error, a request, another id, anything
+// decodeMessage would judge differently) is left to decodeMessage.
+func (c *stdioConn) directAnswer(line []byte) bool {
+	if !bytes.Contains(line, directMark) {
+		return false
+	}
+	var w directWire
+	if json.Unmarshal(line, &w) != nil || w.JSONRPC != "2.0" || len(w.Method) > 0 || w.Result == nil ||
+		(len(w.Error) > 0 && string(w.Error) != "null") {
+		return false
+	}
+	id := w.ID
+	if len(id) < 2 || !bytes.HasPrefix(id, directMark) || id[len(id)-1] != '"' || bytes.IndexByte(id, '\\') >= 0 {
+		return false
+	}
+	c.answer(string(id[1:len(id)-1]), answer{wire: w.Result, line: line})
+	return true
+}
+
+// answer hands an answer to the direct call of the given id, if it
+// still waits (a late answer to an abandoned call is dropped).
+func (c *stdioConn) answer(id string, a answer) {
+	c.fastMu.Lock()
+	ch, waiting := c.pending[id]
+	delete(c.pending, id)
+	c.fastMu.Unlock()
+	if waiting {
+		ch <- a // buffered: never blocks
+	}
+}
+
+// answer is what comes back to a direct call: the result decoded
+// (directAnswer), or the response as decodeMessage decoded it.
+type answer struct {
+	wire *resultWire
+	line []byte // wire's line
+	resp *jsonrpc.Response
+}
+
+// result is the call's result, or its error.
+func (a answer) result() (*sdk.CallToolResult, error) {
+	if a.wire != nil {
+		return resultFromWire(a.wire, func() json.RawMessage {
+			var r struct {
+				Result json.RawMessage `json:"result"`
+			}
+			_ = json.Unmarshal(a.line, &r)
+			return r.Result
+		})
+	}
+	if a.resp.Error != nil {
+		return nil, fmt.Errorf("calling %q: %w", "tools/call", a.resp.Error)
+	}
+	return decodeResult(a.resp.Result)
 }

@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"runtime"
-	"strings"
 	"testing"
 
 	"github.com/benchhq/bench/agent"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -15,7 +15,7 @@ import (
 func viaSDK(ctx context.Context, t *Tool, args map[string]any) agent.Result {
 	res, err := t.conn.session.CallTool(ctx, &sdk.CallToolParams{Name: t.info.Tool, Arguments: args})
 	if err != nil {
-		text, kind := t.failure(ctx, err, 0)
+		text, kind := t.failure(err, 0)
 		return agent.Result{Text: text, IsError: true, Kind: kind}
 	}
 	return agent.Result{Text: formatResult(res, resultLimit), IsError: res.IsError}
@@ -73,18 +73,48 @@ func TestDirectCallAnswersAsTheSDK(t *testing.T) {
 }
 
 // The direct call sends what the SDK sends: its _meta (revision
-// 2026-07-28), the tool's name and its arguments.
-func TestCallParamsAsTheSDK(t *testing.T) {
-	p, err := callParams(json.RawMessage(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`), "get_issue", map[string]any{"id": 11})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, _ := json.Marshal(&sdk.CallToolParams{Meta: sdk.Meta{"io.modelcontextprotocol/protocolVersion": "2026-07-28"}, Name: "get_issue", Arguments: map[string]any{"id": 11}})
-	if string(p) != string(want) {
-		t.Errorf("params %s, the SDK's %s", p, want)
-	}
-	if p, _ := callParams(nil, "x", nil); !strings.Contains(string(p), `"arguments":{}`) || strings.Contains(string(p), "_meta") {
-		t.Errorf("params without meta nor arguments: %s", p)
+// 2026-07-28), the tool's name and its arguments, in one line written as
+// the SDK writes a request.
+func TestCallRequestAsTheSDK(t *testing.T) {
+	meta := json.RawMessage(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`)
+	for _, tt := range []struct {
+		name string
+		meta json.RawMessage
+		tool string
+		args map[string]any
+	}{
+		{"meta", meta, "get_issue", map[string]any{"id": 11}},
+		{"no meta", nil, "get_issue", map[string]any{"id": 11}},
+		{"no arguments", nil, "x", nil},
+		{"escapes", meta, "é\"<b>\u2028", map[string]any{"text": "hé <b> & \u2028 \"q\"", "n": []any{1.5, nil, true}, "o": map[string]any{"z": 1, "a": "b"}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := appendCallRequest([]byte("left alone"), "bench-7", tt.meta, tt.tool, tt.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := &sdk.CallToolParams{Name: tt.tool, Arguments: tt.args}
+			if tt.args == nil {
+				p.Arguments = map[string]any{}
+			}
+			if tt.meta != nil {
+				if err := json.Unmarshal(tt.meta, &p.Meta); err != nil {
+					t.Fatal(err)
+				}
+			}
+			params, err := json.Marshal(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			id, _ := jsonrpc.MakeID("bench-7")
+			want, err := jsonrpc.EncodeMessage(&jsonrpc.Request{ID: id, Method: "tools/call", Params: params})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != "left alone"+string(want)+"\n" {
+				t.Errorf("request\n%s\nthe SDK's\n%s", got, want)
+			}
+		})
 	}
 }
 
@@ -110,5 +140,55 @@ func TestCallAllocatesLittle(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	if per := (after.TotalAlloc - before.TotalAlloc) / n; per > 24<<10 {
 		t.Errorf("%d bytes allocated per call, want under 24 KB", per)
+	}
+}
+
+// A line that answers a direct call is decoded once (directAnswer) into
+// what decodeMessage and decodeResult make of it; any other line is left
+// to decodeMessage.
+func TestDirectAnswerAsDecodeMessage(t *testing.T) {
+	for _, tt := range []struct {
+		line  string
+		taken bool
+	}{
+		{`{"jsonrpc":"2.0","id":"bench-1","result":{"content":[{"type":"text","text":"a\nb"}],"structuredContent":{"x":1}}}`, true},
+		{`{"result":{"isError":true,"content":[{"type":"text","text":"no"}]},"id":"bench-1","jsonrpc":"2.0"}`, true},
+		{`{"jsonrpc":"2.0","id":"bench-1","result":{"content":[{"type":"image","mimeType":"image/png","data":"aGk="}]},"error":null}`, true},
+		{`{"jsonrpc":"2.0","id":"bench-1","result":{"content":[{"type":"weird","x":1}]}}`, true},
+		{`{"jsonrpc":"2.0","id":"bench-1","result":{"content":[],"structuredContent":{"b":[1,2]}}}`, true},
+		{`{"jsonrpc":"2.0","id":"bench-1","error":{"code":-32602,"message":"bad"}}`, false},
+		{`{"jsonrpc":"2.0","id":"bench-1","result":null}`, false},
+		{`{"jsonrpc":"2.0","id":"bench-1"}`, false},
+		{`{"jsonrpc":"2.0","id":"bench-1","result":{"content":"not a list"}}`, false},
+		{`{"jsonrpc":"1.0","id":"bench-1","result":{"content":[]}}`, false},
+		{`{"jsonrpc":"2.0","id":"bench-\u0031","result":{"content":[]}}`, false},
+		{`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"\"bench-1"}]}}`, false},
+		{`{"jsonrpc":"2.0","id":"bench-1","method":"ping","result":{"content":[]}}`, false},
+		{`{"jsonrpc":"2.0","id":"bench-1","result":{"content":[]}`, false},
+	} {
+		c := &stdioConn{pending: map[string]chan answer{}}
+		ch := make(chan answer, 1)
+		c.pending["bench-1"] = ch
+		if got := c.directAnswer([]byte(tt.line)); got != tt.taken {
+			t.Errorf("directAnswer(%s) = %v, want %v", tt.line, got, tt.taken)
+			continue
+		}
+		if !tt.taken {
+			continue
+		}
+		a := <-ch
+		got, gotErr := a.result()
+		m, err := decodeMessage([]byte(tt.line))
+		if err != nil {
+			t.Fatalf("decodeMessage(%s): %v", tt.line, err)
+		}
+		want, wantErr := answer{resp: m.(*jsonrpc.Response)}.result()
+		switch {
+		case (gotErr == nil) != (wantErr == nil):
+			t.Errorf("%s: taken: error %v; decoded: error %v", tt.line, gotErr, wantErr)
+		case gotErr != nil:
+		case formatResult(got, resultLimit) != formatResult(want, resultLimit) || got.IsError != want.IsError:
+			t.Errorf("%s: taken %+v; decoded %+v", tt.line, got, want)
+		}
 	}
 }

@@ -46,35 +46,38 @@ func (t *Tool) Call(ctx context.Context, args map[string]any) (agent.Result, err
 	if c.proc != nil {
 		dropped0 = c.proc.filter.dropped.Load()
 	}
-	cctx, cancel := context.WithTimeout(ctx, c.callTimeout)
-	defer cancel()
 	if args == nil {
 		args = map[string]any{}
 	}
-	res, err := c.callTool(cctx, t.info.Tool, args)
+	res, err := c.callTool(ctx, t.info.Tool, args)
 	if err != nil {
 		if ctx.Err() != nil {
 			return agent.Result{}, fmt.Errorf("call %s: %w", t.spec.Name, ctx.Err())
 		}
-		text, kind := t.failure(cctx, err, dropped0)
+		text, kind := t.failure(err, dropped0)
 		return agent.Result{Text: text, IsError: true, Kind: kind}, nil
 	}
 	return agent.Result{Text: formatResult(res, resultLimit), IsError: res.IsError}, nil
 }
 
-// callTool calls a tool on the server: directly on a stdio connection
-// (stdioConn.callTool), through the SDK otherwise.
+// callTool calls a tool on the server, waiting at most the call timeout
+// for its answer (errCallTimeout): directly on a stdio connection
+// (stdioConn.callTool, which needs no context of its own for the
+// timeout), through the SDK otherwise.
 func (c *Conn) callTool(ctx context.Context, name string, args map[string]any) (*sdk.CallToolResult, error) {
 	if c.stdio != nil && c.stdio.conn != nil {
-		raw, err := c.stdio.conn.callTool(ctx, name, args)
-		switch {
-		case err == nil:
-			return decodeResult(raw)
-		case !errors.Is(err, errNoDirectCall):
-			return nil, err
+		res, err := c.stdio.conn.callTool(ctx, name, args, c.callTimeout)
+		if !errors.Is(err, errNoDirectCall) {
+			return res, err
 		}
 	}
-	return c.session.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+	cctx, cancel := context.WithTimeout(ctx, c.callTimeout)
+	defer cancel()
+	res, err := c.session.CallTool(cctx, &sdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
+		return nil, fmt.Errorf("%w: %v", errCallTimeout, err)
+	}
+	return res, err
 }
 
 func errorResult(format string, args ...any) agent.Result {
@@ -84,7 +87,7 @@ func errorResult(format string, args ...any) agent.Result {
 // failure describes a failed call for the model, with its kind for the
 // store ("timeout", "protocol", "transport"), and marks the connection
 // broken when the server is gone.
-func (t *Tool) failure(cctx context.Context, err error, dropped0 int64) (string, string) {
+func (t *Tool) failure(err error, dropped0 int64) (string, string) {
 	c := t.conn
 	var notes []string
 	if c.proc != nil {
@@ -98,7 +101,7 @@ func (t *Tool) failure(cctx context.Context, err error, dropped0 int64) (string,
 	}
 	var rpcErr *jsonrpc.Error
 	switch {
-	case errors.Is(cctx.Err(), context.DeadlineExceeded):
+	case errors.Is(err, errCallTimeout):
 		return fmt.Sprintf("%s: server %q did not answer within %s; the call was abandoned%s", t.spec.Name, c.srv.Name, c.callTimeout, suffix), "timeout"
 	case errors.As(err, &rpcErr) && !localCode(rpcErr.Code):
 		return fmt.Sprintf("%s: server %q answered with a protocol error (code %d): %s%s", t.spec.Name, c.srv.Name, rpcErr.Code, clip(rpcErr.Message, 2000), suffix), "protocol"
