@@ -15,29 +15,41 @@ import (
 	"github.com/benchhq/bench/tasks"
 )
 
-// A report reads a run's attempts through the indexes of migration 3, and
-// never their rows.
+// A report reads a run's attempts through the covering index
+// attempts_report alone, never their rows: the queries AttemptMetrics
+// runs, with and without an upper bound of task ids, and RunVersion's.
+// (attempts_metrics stopped covering the first when version 8 added the
+// counts a report reads, and nothing said so.)
 func TestAttemptMetricsUsesTheIndexes(t *testing.T) {
 	s, _ := openTemp(t)
-	var plan []string
-	rows, err := s.DB().Query(`EXPLAIN QUERY PLAN SELECT id, arm, task_id, idx, status, stop_reason,
-			reward, advantage, advantage_method, turns, tool_calls,
-			prompt_tokens, completion_tokens, wall_ms
-		FROM attempts WHERE run_id = ?`, "r")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var id, parent, unused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, detail)
-	}
-	rows.Close()
-	if got := strings.Join(plan, "; "); !strings.Contains(got, "COVERING INDEX attempts_metrics") {
-		t.Errorf("the attempts of a report are read by %q, want the covering index attempts_metrics", got)
+	for _, c := range []struct {
+		name, query string
+		args        []any
+	}{
+		{"a part with an upper bound", attemptsQuery(metricsColumns(), true), []any{"r", "arm", "a", "b"}},
+		{"the last part", attemptsQuery(metricsColumns(), false), []any{"r", "arm", "a"}},
+		{"a run's version", `SELECT count(*), max(id), total(reward), total(advantage), count(advantage),
+			min(advantage_method), max(advantage_method) FROM attempts WHERE run_id = ?`, []any{"r"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rows, err := s.DB().Query(`EXPLAIN QUERY PLAN `+c.query, c.args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			var plan []string
+			for rows.Next() {
+				var id, parent, unused int
+				var detail string
+				if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+					t.Fatal(err)
+				}
+				plan = append(plan, detail)
+			}
+			if got := strings.Join(plan, "; "); !strings.Contains(got, "COVERING INDEX attempts_report") {
+				t.Errorf("read by %q, want the covering index attempts_report", got)
+			}
+		})
 	}
 }
 
