@@ -3,6 +3,7 @@ package evaluator
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -332,19 +333,44 @@ func BootstrapMeanCI(xs []float64, level float64, resamples int, seed uint64) (l
 			return 0, 0, fmt.Errorf("bootstrap: value %d: %v is not a finite number", i, x)
 		}
 	}
-	r := rand.New(rand.NewPCG(seed, streamBootstrap))
+	src := rand.NewPCG(seed, streamBootstrap)
 	n := len(xs)
 	means := make([]float64, resamples)
 	for b := range means {
-		var sum float64
-		for range n {
-			sum += xs[r.IntN(n)]
-		}
-		means[b] = sum / float64(n)
+		means[b] = resampleSum(src, xs) / float64(n)
 	}
 	slices.Sort(means)
 	alpha := (1 - level) / 2
 	return percentileSorted(means, 100*alpha), percentileSorted(means, 100*(1-alpha)), nil
+}
+
+// resampleSum sums len(xs) values drawn from xs with replacement, in
+// order, at the indexes rand.New(src).IntN(len(xs)) would draw, by the
+// same steps: math/rand/v2's Lemire reduction, where a power of two masks
+// a draw and any other n takes the high word of draw × n, drawing again
+// while the low word is below 2⁶⁴ mod n (which only a low word below n
+// can be). Drawing from the PCG itself rather than through rand.Rand's
+// Source interface lets the compiler inline the generator: a bootstrap of
+// a large run draws tens of millions of indexes. TestResampleSumAsIntN
+// holds it to IntN. xs must not be empty.
+func resampleSum(src *rand.PCG, xs []float64) float64 {
+	n := uint64(len(xs))
+	var sum float64
+	if n&(n-1) == 0 {
+		for range n {
+			sum += xs[src.Uint64()&(n-1)]
+		}
+		return sum
+	}
+	thresh := -n % n
+	for range n {
+		hi, lo := bits.Mul64(src.Uint64(), n)
+		for lo < thresh {
+			hi, lo = bits.Mul64(src.Uint64(), n)
+		}
+		sum += xs[hi]
+	}
+	return sum
 }
 
 // McNemarExact is the two-sided exact McNemar test for paired 0/1

@@ -394,6 +394,64 @@ func BenchmarkBootstrapMeanCI(b *testing.B) {
 	}
 }
 
+// The bootstrap at the size of a large run: 3,125 tasks.
+func BenchmarkBootstrapMeanCI3125(b *testing.B) {
+	xs := make([]float64, 3125)
+	for i := range xs {
+		xs[i] = float64(i%17-8) / 16
+	}
+	for b.Loop() {
+		if _, _, err := BootstrapMeanCI(xs, DefaultLevel, DefaultResamples, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// The sampled sign-flip test at the size of a large run.
+func BenchmarkPermSignFlipMonteCarlo3125(b *testing.B) {
+	diffs := make([]float64, 3125)
+	for i := range diffs {
+		diffs[i] = float64(i%17-8) / 16
+	}
+	for b.Loop() {
+		if _, _, err := SignFlipTest(diffs, DefaultFlips, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// resampleSum draws the indexes rand.Rand.IntN draws from the same
+// generator, and adds their values in the same order, to the last bit:
+// the bootstrap intervals of stored runs do not change. The sizes include
+// 1 and powers of two, which mask a draw. (A draw is rejected with a
+// probability below n/2⁶⁴: no size a test can hold reaches that branch,
+// whose steps are math/rand/v2's.)
+func TestResampleSumAsIntN(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	sizes := []int{1, 2, 3, 5, 16, 17, 100, 1024, 3125, 6250, 1<<20 + 1}
+	for range 20 {
+		sizes = append(sizes, 1+rng.IntN(5000))
+	}
+	for _, n := range sizes {
+		xs := make([]float64, n)
+		for i := range xs {
+			xs[i] = rng.NormFloat64()
+		}
+		seed := rng.Uint64()
+		fast := rand.NewPCG(seed, streamBootstrap)
+		slow := rand.New(rand.NewPCG(seed, streamBootstrap))
+		for round := range 3 {
+			var want float64
+			for range n {
+				want += xs[slow.IntN(n)]
+			}
+			if got := resampleSum(fast, xs); math.Float64bits(got) != math.Float64bits(want) {
+				t.Fatalf("n = %d, round %d: sum %v, IntN's %v", n, round, got, want)
+			}
+		}
+	}
+}
+
 // signFlipBefore is SignFlipTest's sampling as it was written first, one
 // branch per difference: the reference its faster form must match exactly.
 func signFlipBefore(nz []float64, threshold float64, flips int, seed uint64) float64 {
