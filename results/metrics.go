@@ -698,9 +698,16 @@ func (g *group) zeroVariance() bool {
 // metricsOf computes the metrics of a set of groups, labelled arm and task.
 func metricsOf(arm, task string, groups []*group, ks []int) (Metrics, error) {
 	m := Metrics{Arm: arm, Task: task}
-	var turns, prompt, compl, calls, wall, tests, adv []float64
+	n := 0
 	for _, g := range groups {
-		for _, a := range g.attempts {
+		n += len(g.attempts)
+	}
+	values := make([]float64, 7*n)
+	turns, prompt, compl, calls := values[0:0:n], values[n:n:2*n], values[2*n:2*n:3*n], values[3*n:3*n:4*n]
+	wall, tests, adv := values[4*n:4*n:5*n], values[5*n:5*n:6*n], values[6*n:6*n:7*n]
+	for _, g := range groups {
+		for i := range g.attempts {
+			a := &g.attempts[i]
 			m.Attempts++
 			m.Time.add(a.Times)
 			switch {
@@ -792,9 +799,13 @@ func atK(groups []*group, k int) (AtK, error) {
 // groupAttempts splits a run's attempts into its groups, one per arm and
 // task in the run's order, including groups with no attempt yet.
 // Attempts of an arm or task the run does not list are an error.
+//
+// In the order AttemptMetrics gives, a group's attempts are one stretch
+// of attempts, and the group's slice is that stretch (the groups share
+// attempts' array) rather than a copy; the attempts are never reordered.
 func groupAttempts(run *Run, attempts []AttemptMetrics) ([]*group, error) {
-	index := map[[2]string]*group{}
-	var groups []*group
+	index := make(map[[2]string]*group, len(run.Arms)*len(run.Tasks))
+	groups := make([]*group, 0, len(run.Arms)*len(run.Tasks))
 	for _, arm := range run.Arms {
 		for _, t := range run.Tasks {
 			g := &group{arm: arm.Name, task: t.ID}
@@ -802,15 +813,29 @@ func groupAttempts(run *Run, attempts []AttemptMetrics) ([]*group, error) {
 			groups = append(groups, g)
 		}
 	}
-	for _, a := range attempts {
+	for i := 0; i < len(attempts); {
+		a := &attempts[i]
+		j := i + 1
+		for j < len(attempts) && attempts[j].Key.Arm == a.Key.Arm && attempts[j].Key.Task == a.Key.Task {
+			j++
+		}
 		g, ok := index[[2]string{a.Key.Arm, a.Key.Task}]
 		if !ok {
 			return nil, fmt.Errorf("attempt %d (%s): its arm or task is not in run %q", a.ID, a.Key, run.ID)
 		}
-		g.attempts = append(g.attempts, a)
+		if g.attempts == nil {
+			g.attempts = attempts[i:j:j]
+		} else {
+			g.attempts = append(g.attempts, attempts[i:j]...)
+		}
+		i = j
 	}
+	byIndex := func(x, y AttemptMetrics) int { return x.Key.Index - y.Key.Index }
 	for _, g := range groups {
-		slices.SortFunc(g.attempts, func(x, y AttemptMetrics) int { return x.Key.Index - y.Key.Index })
+		if !slices.IsSortedFunc(g.attempts, byIndex) {
+			g.attempts = slices.Clone(g.attempts)
+			slices.SortFunc(g.attempts, byIndex)
+		}
 		for _, a := range g.attempts {
 			if a.Finished() {
 				g.nFinished++
