@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -297,7 +296,6 @@ func runAttempts[T any](ctx context.Context, s *Store, runID string, extraColumn
 	type part struct {
 		arm    place
 		lo, hi string // task ids: lo <= id < hi ("" hi: no bound)
-		tasks  int
 	}
 	workers := min(runtime.GOMAXPROCS(0), 4)
 	var parts []part
@@ -312,48 +310,55 @@ func runAttempts[T any](ctx context.Context, s *Store, runID string, extraColumn
 			if hi < len(taskIDs) {
 				p.hi = taskIDs[hi]
 			}
-			p.tasks = hi - lo
 			parts = append(parts, p)
 		}
 	}
-	// Each attempt read is kept with its group (arm rank × tasks + task
-	// rank) and index, which put it in order.
-	type key struct{ group, idx int }
-	type partRows struct {
-		vs   []T
-		keys []key
+	// A run's plan has a place for each attempt: group (arm rank × tasks
+	// + task rank) × G + index, in the order the attempts are returned.
+	// Each part puts its attempts in their places, in one array that the
+	// parts share (each writes its own places), rather than in arrays of
+	// their own copied into place afterwards: at 100,000 attempts, the
+	// copies and the fresh pages they are written to cost more than the
+	// ordering. An attempt with no place of its own (an index outside
+	// 0..G-1) is kept aside, and then every attempt is sorted into order.
+	type keyed struct {
+		group, idx int
+		v          T
 	}
-	read := func(p part) (partRows, error) {
+	places := len(armNames) * len(taskIDs) * g
+	vs := make([]T, places)
+	filled := make([]bool, places)
+	read := func(p part) ([]keyed, error) {
 		args := []any{runID, p.arm.name, p.lo}
 		if p.hi != "" {
 			args = append(args, p.hi)
 		}
 		rows, err := s.db.QueryContext(ctx, attemptsQuery(extraColumns, p.hi != ""), args...)
 		if err != nil {
-			return partRows{}, err
+			return nil, err
 		}
 		defer rows.Close()
 		names, err := rows.Columns()
 		if err != nil {
-			return partRows{}, err
+			return nil, err
 		}
 		vals := make([]any, len(names))
 		dest := make([]any, len(names))
 		for i := range vals {
 			dest[i] = &vals[i]
 		}
-		out := partRows{vs: make([]T, 0, p.tasks*g), keys: make([]key, 0, p.tasks*g)}
+		var aside []keyed
 		r := attemptRow{Arm: p.arm.name}
 		var status, stop, method interner
 		var task place
 		taskOK := false
 		for rows.Next() {
 			if err := rows.Scan(dest...); err != nil {
-				return partRows{}, err
+				return nil, err
 			}
 			base := columnReader{vals: vals[:attemptColumnCount], names: names[:attemptColumnCount]}
 			if err := r.scan(&base); err != nil {
-				return partRows{}, err
+				return nil, err
 			}
 			if r.Task != task.name || !taskOK {
 				task, taskOK = tasks[r.Task]
@@ -374,65 +379,57 @@ func runAttempts[T any](ctx context.Context, s *Store, runID string, extraColumn
 				err = extra.err
 			}
 			if err != nil {
-				return partRows{}, err
+				return nil, err
 			}
-			out.vs = append(out.vs, v)
-			out.keys = append(out.keys, key{p.arm.rank*len(taskIDs) + task.rank, r.Index})
+			group := p.arm.rank*len(taskIDs) + task.rank
+			if at := group*g + r.Index; r.Index >= 0 && r.Index < g && !filled[at] {
+				vs[at], filled[at] = v, true
+			} else {
+				aside = append(aside, keyed{group, r.Index, v})
+			}
 		}
-		return out, rows.Err()
+		return aside, rows.Err()
 	}
-	results := make([]partRows, len(parts))
+	asides := make([][]keyed, len(parts))
 	jobs := make([]func() error, len(parts))
 	for i, p := range parts {
 		jobs[i] = func() (err error) {
-			results[i], err = read(p)
+			asides[i], err = read(p)
 			return err
 		}
 	}
 	if err := inParallel(jobs); err != nil {
 		return nil, err
 	}
-	// Counted into place group by group; within a group, the attempts
-	// come in index order already (the index's order) unless the file
-	// says otherwise.
-	start := make([]int, len(armNames)*len(taskIDs)+1)
-	for _, r := range results {
-		for _, k := range r.keys {
-			start[k.group+1]++
+	var aside []keyed
+	for _, a := range asides {
+		aside = append(aside, a...)
+	}
+	if len(aside) > 0 {
+		for at, ok := range filled {
+			if ok {
+				aside = append(aside, keyed{at / g, at % g, vs[at]})
+			}
+		}
+		slices.SortStableFunc(aside, func(a, b keyed) int { return cmp.Or(cmp.Compare(a.group, b.group), cmp.Compare(a.idx, b.idx)) })
+		out := make([]T, len(aside))
+		for i := range aside {
+			out[i] = aside[i].v
+		}
+		return out, nil
+	}
+	// The places of attempts not stored (yet) are closed up.
+	n := 0
+	for at, ok := range filled {
+		if ok {
+			if n != at {
+				vs[n] = vs[at]
+			}
+			n++
 		}
 	}
-	for i := 1; i < len(start); i++ {
-		start[i] += start[i-1]
-	}
-	next := slices.Clone(start[:len(start)-1])
-	vs := make([]T, start[len(start)-1])
-	idx := make([]int, len(vs))
-	for _, r := range results {
-		for i, k := range r.keys {
-			vs[next[k.group]], idx[next[k.group]] = r.vs[i], k.idx
-			next[k.group]++
-		}
-	}
-	for gr := range len(start) - 1 {
-		lo, hi := start[gr], start[gr+1]
-		if !slices.IsSorted(idx[lo:hi]) {
-			sort.Sort(byIndex[T]{idx[lo:hi], vs[lo:hi]})
-		}
-	}
-	return vs, nil
-}
-
-// byIndex sorts values by their attempt indexes.
-type byIndex[T any] struct {
-	idx []int
-	vs  []T
-}
-
-func (b byIndex[T]) Len() int           { return len(b.idx) }
-func (b byIndex[T]) Less(i, j int) bool { return b.idx[i] < b.idx[j] }
-func (b byIndex[T]) Swap(i, j int) {
-	b.idx[i], b.idx[j] = b.idx[j], b.idx[i]
-	b.vs[i], b.vs[j] = b.vs[j], b.vs[i]
+	clear(vs[n:])
+	return vs[:n], nil
 }
 
 // AttemptMetrics returns every attempt of a run with the data its metrics

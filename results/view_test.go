@@ -53,6 +53,51 @@ func TestAttemptMetricsUsesTheIndexes(t *testing.T) {
 	}
 }
 
+// AttemptMetrics puts the attempts in the run's order whatever the plan
+// says of them: attempts of an index the run's G leaves out (a file whose
+// attempts_per_task was changed), and places of the plan not filled.
+func TestAttemptMetricsOrderOutsideThePlan(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openTemp(t)
+	run := createRun(t, s)
+	// Saved out of order; no csv-sum#1 under strict.
+	keys := []AttemptKey{{"strict", "csv-sum", 3}, {"strict", "csv-sum", 0}, {"baseline", "csv-sum", 2},
+		{"baseline", "recipe-trailing-dot", 1}, {"baseline", "csv-sum", 0}, {"strict", "recipe-trailing-dot", 0},
+		{"baseline", "recipe-trailing-dot", 0}, {"strict", "csv-sum", 2}}
+	for _, k := range keys {
+		if _, err := s.SaveAttempt(ctx, finishedAttempt(run.ID, k, 1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []string{"baseline/recipe-trailing-dot#0", "baseline/recipe-trailing-dot#1", "baseline/csv-sum#0",
+		"baseline/csv-sum#2", "strict/recipe-trailing-dot#0", "strict/csv-sum#0", "strict/csv-sum#2", "strict/csv-sum#3"}
+	for _, tt := range []struct {
+		name string
+		g    int
+	}{
+		{"every index in the plan", 4},
+		{"indexes 2 and 3 outside it", 2},
+		{"only index 0 in it", 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := s.DB().Exec(`UPDATE runs SET attempts_per_task = ? WHERE id = ?`, tt.g, run.ID); err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.AttemptMetrics(ctx, run.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var order []string
+			for _, a := range got {
+				order = append(order, a.Key.String())
+			}
+			if !reflect.DeepEqual(order, want) {
+				t.Errorf("order %v, want %v", order, want)
+			}
+		})
+	}
+}
+
 // AttemptMetrics gives what the query with a subquery per attempt gave:
 // the run's order, each attempt's denials and cut turns.
 func TestAttemptMetricsOrderAndCounts(t *testing.T) {
