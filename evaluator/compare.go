@@ -3,6 +3,7 @@ package evaluator
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -212,67 +213,105 @@ func SignFlipTest(diffs []float64, flips int, seed uint64) (p float64, exact boo
 	if flips < 1 {
 		return 0, false, fmt.Errorf("sign-flip test: flips = %d: want at least 1", flips)
 	}
-	r := rand.New(rand.NewPCG(seed, streamSignFlip))
-	extreme := sampledSignFlips(r, nz, threshold, flips)
+	// rand.Rand's Uint64 is its source's: drawn from the PCG itself, the
+	// draws are the same, and inlined.
+	extreme, _ := sampledSignFlips(rand.NewPCG(seed, streamSignFlip), nz, threshold, flips)
 	return float64(extreme+1) / float64(flips+1), false, nil
 }
 
-// flipBatch is how many flips sampledSignFlips sums side by side.
-const flipBatch = 4
-
-// sampledSignFlips counts the flips whose |sum| reaches threshold. Each
-// flip draws one random bit per difference, 64 to a draw, in the order
-// the flips come, and adds the differences in order, with the sign bit
-// flipped where the bit is set (x + (-d) is x - d exactly): the sums and
-// the count are those of adding one flip after another. Four flips are
-// summed side by side, whose additions do not wait on each other, and no
-// branch depends on a random bit.
-func sampledSignFlips(r *rand.Rand, nz []float64, threshold float64, flips int) int {
-	bits := make([]uint64, len(nz))
-	for i, d := range nz {
-		bits[i] = math.Float64bits(d)
+// sampledSignFlips counts the flips whose |sum| reaches threshold, as
+// adding each flip's differences in order, from the first, with the sign
+// flipped where its bit is set, counts them (signFlipBefore in the tests
+// is that). Each flip draws one random bit per difference, 64 to a draw
+// from src, in the order the flips come.
+//
+// Only which side of threshold a flip's sum falls on counts, not its last
+// bits. A flip's sum is Σd − 2 × (the sum of the differences its bits
+// negate), and that sum is added from tables of the sums of every run of
+// eight differences under each byte of bits: one lookup and addition per
+// eight differences instead of one addition per difference. It rounds
+// otherwise than the sum in order, but each of the two is within a bound
+// of the exact sum (Higham's γ of its number of additions, times Σ|d|): a
+// flip further than twice both bounds from threshold falls on the same
+// side as the sum in order would; the rare others are added in order.
+// closeCalls counts those. TestSignFlipSampledUnchanged and
+// TestSignFlipCloseCalls hold the count to the sum in order's.
+func sampledSignFlips(src *rand.PCG, nz []float64, threshold float64, flips int) (extreme, closeCalls int) {
+	n := len(nz)
+	words, chunks := (n+63)/64, (n+7)/8
+	var obs, scale float64
+	for _, d := range nz {
+		obs += d
+		scale += math.Abs(d)
 	}
-	words := (len(nz) + 63) / 64
-	draws := make([]uint64, flipBatch*words)
-	extreme := 0
-	for done := 0; done < flips; {
-		k := min(flipBatch, flips-done)
-		for i := range k * words {
-			draws[i] = r.Uint64()
-		}
-		if k < flipBatch {
-			for f := range k {
-				var sum float64
-				d := draws[f*words : (f+1)*words]
-				for j, b := range bits {
-					sum += math.Float64frombits(b ^ (d[j>>6]>>(j&63)&1)<<63)
-				}
-				if math.Abs(sum) >= threshold {
-					extreme++
-				}
+	// tables[256*k+m] is the sum of nz[8k+i] over the bits i set in m
+	// (0 past the last difference).
+	tables := make([]float64, 256*chunks)
+	for k := range chunks {
+		t := tables[256*k : 256*k+256]
+		for m := 1; m < 256; m++ {
+			var d float64
+			if i := 8*k + bits.TrailingZeros(uint(m)); i < n {
+				d = nz[i]
 			}
-			break
+			t[m] = t[m&(m-1)] + d
 		}
+	}
+	// Each sum is within γ(additions) × scale of the exact one: in order,
+	// n-1 additions; here Σd (n-1), each table entry (7), the sum of the
+	// entries (chunks+2, whatever their order), and the last subtraction
+	// of a value at most 3 × scale. Twice both bounds covers the rounding
+	// of these comparisons.
+	const u = 0x1p-53
+	gamma := func(k int) float64 { return float64(k) * u / (1 - float64(k)*u) }
+	margin := 2 * (2*gamma(n-1) + 2*(gamma(7)+gamma(chunks+2)*(1+gamma(7))) + 3*u) * scale
+	// Past a quarter of the largest float, the sums could overflow.
+	bounded := scale < math.MaxFloat64/4
+	signs := make([]uint64, n)
+	for i, d := range nz {
+		signs[i] = math.Float64bits(d)
+	}
+	inOrder := func(draws []uint64) float64 {
+		var sum float64
+		for j, b := range signs {
+			sum += math.Float64frombits(b ^ (draws[j>>6]>>(j&63)&1)<<63)
+		}
+		return sum
+	}
+	draws := make([]uint64, words)
+	for range flips {
+		for i := range draws {
+			draws[i] = src.Uint64()
+		}
+		// Four sums side by side, whose additions do not wait on each
+		// other; chunks 4i to 4i+3 are four bytes of one draw.
 		var s0, s1, s2, s3 float64
-		for w := range words {
-			x0, x1, x2, x3 := draws[w], draws[words+w], draws[2*words+w], draws[3*words+w]
-			for _, b := range bits[w*64 : min(w*64+64, len(bits))] {
-				// x<<63 is the draw's next bit in the sign's place.
-				s0 += math.Float64frombits(b ^ x0<<63)
-				s1 += math.Float64frombits(b ^ x1<<63)
-				s2 += math.Float64frombits(b ^ x2<<63)
-				s3 += math.Float64frombits(b ^ x3<<63)
-				x0, x1, x2, x3 = x0>>1, x1>>1, x2>>1, x3>>1
-			}
+		k := 0
+		for ; k+4 <= chunks; k += 4 {
+			w := draws[k>>3] >> (8 * (k & 7))
+			t := tables[256*k : 256*k+1024]
+			s0 += t[w&0xff]
+			s1 += t[256+(w>>8&0xff)]
+			s2 += t[512+(w>>16&0xff)]
+			s3 += t[768+(w>>24&0xff)]
 		}
-		for _, sum := range [flipBatch]float64{s0, s1, s2, s3} {
-			if math.Abs(sum) >= threshold {
+		for ; k < chunks; k++ {
+			s0 += tables[256*k+int(draws[k>>3]>>(8*(k&7))&0xff)]
+		}
+		a := math.Abs(obs - 2*((s0+s1)+(s2+s3)))
+		switch {
+		case bounded && a >= threshold+margin:
+			extreme++
+		case bounded && a < threshold-margin:
+		default:
+			// Too close to call, or no bound.
+			closeCalls++
+			if math.Abs(inOrder(draws)) >= threshold {
 				extreme++
 			}
 		}
-		done += k
 	}
-	return extreme
+	return extreme, closeCalls
 }
 
 // exactSignFlip enumerates all 2^len(nz) sign flips, meeting in the
@@ -332,19 +371,44 @@ func BootstrapMeanCI(xs []float64, level float64, resamples int, seed uint64) (l
 			return 0, 0, fmt.Errorf("bootstrap: value %d: %v is not a finite number", i, x)
 		}
 	}
-	r := rand.New(rand.NewPCG(seed, streamBootstrap))
+	src := rand.NewPCG(seed, streamBootstrap)
 	n := len(xs)
 	means := make([]float64, resamples)
 	for b := range means {
-		var sum float64
-		for range n {
-			sum += xs[r.IntN(n)]
-		}
-		means[b] = sum / float64(n)
+		means[b] = resampleSum(src, xs) / float64(n)
 	}
 	slices.Sort(means)
 	alpha := (1 - level) / 2
 	return percentileSorted(means, 100*alpha), percentileSorted(means, 100*(1-alpha)), nil
+}
+
+// resampleSum sums len(xs) values drawn from xs with replacement, in
+// order, at the indexes rand.New(src).IntN(len(xs)) would draw, by the
+// same steps: math/rand/v2's Lemire reduction, where a power of two masks
+// a draw and any other n takes the high word of draw × n, drawing again
+// while the low word is below 2⁶⁴ mod n (which only a low word below n
+// can be). Drawing from the PCG itself rather than through rand.Rand's
+// Source interface lets the compiler inline the generator: a bootstrap of
+// a large run draws tens of millions of indexes. TestResampleSumAsIntN
+// holds it to IntN. xs must not be empty.
+func resampleSum(src *rand.PCG, xs []float64) float64 {
+	n := uint64(len(xs))
+	var sum float64
+	if n&(n-1) == 0 {
+		for range n {
+			sum += xs[src.Uint64()&(n-1)]
+		}
+		return sum
+	}
+	thresh := -n % n
+	for range n {
+		hi, lo := bits.Mul64(src.Uint64(), n)
+		for lo < thresh {
+			hi, lo = bits.Mul64(src.Uint64(), n)
+		}
+		sum += xs[hi]
+	}
+	return sum
 }
 
 // McNemarExact is the two-sided exact McNemar test for paired 0/1

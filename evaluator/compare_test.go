@@ -394,6 +394,142 @@ func BenchmarkBootstrapMeanCI(b *testing.B) {
 	}
 }
 
+// The bootstrap at the size of a large run: 3,125 tasks.
+func BenchmarkBootstrapMeanCI3125(b *testing.B) {
+	xs := make([]float64, 3125)
+	for i := range xs {
+		xs[i] = float64(i%17-8) / 16
+	}
+	for b.Loop() {
+		if _, _, err := BootstrapMeanCI(xs, DefaultLevel, DefaultResamples, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// The sampled sign-flip test at the size of a large run.
+func BenchmarkPermSignFlipMonteCarlo3125(b *testing.B) {
+	diffs := make([]float64, 3125)
+	for i := range diffs {
+		diffs[i] = float64(i%17-8) / 16
+	}
+	for b.Loop() {
+		if _, _, err := SignFlipTest(diffs, DefaultFlips, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// At the size of a large run, 3,125 tasks, the sampled test gives the p
+// of the sum in order: differences of pass rates over 16 attempts (many
+// flips tie with the observed sum), over 15 or 16, and of no pattern.
+func TestSignFlipLargeRunUnchanged(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, tt := range []struct {
+		name string
+		diff func() float64
+	}{
+		{"rates over 16", func() float64 { return float64(rng.IntN(17)-rng.IntN(17)) / 16 }},
+		{"rates over 15 or 16", func() float64 {
+			return float64(rng.IntN(16))/float64(15+rng.IntN(2)) - float64(rng.IntN(16))/float64(15+rng.IntN(2))
+		}},
+		{"no pattern", func() float64 { return rng.NormFloat64() / 4 }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var nz []float64
+			var obs, scale float64
+			for len(nz) < 3125 {
+				if d := tt.diff(); d != 0 {
+					nz = append(nz, d)
+					obs += d
+					scale += math.Abs(d)
+				}
+			}
+			// Near the observed sum, and further, where few flips reach.
+			for _, threshold := range []float64{math.Abs(obs) - 1e-11*scale, math.Sqrt(scale) / 2, math.Sqrt(scale) * 2} {
+				const flips, seed = 2000, 99
+				got, _ := sampledSignFlips(rand.NewPCG(seed, streamSignFlip), nz, threshold, flips)
+				if p, want := float64(got+1)/float64(flips+1), signFlipBefore(nz, threshold, flips, seed); p != want {
+					t.Errorf("threshold %v: p = %v, in order %v", threshold, p, want)
+				}
+			}
+		})
+	}
+}
+
+// Flips whose sum falls within rounding of the threshold are counted as
+// the sum in order counts them: eleven differences of 0.5, eleven of
+// -0.5 and two small ones, the second of which, flipped, puts the sum
+// 1e-11 × Σ|d| below |Σd|, on the threshold give or take rounding, for
+// the sixth of the flips whose halves cancel. Among the sizes of the
+// second, some flips are close calls; a range of seeds covers the rest.
+func TestSignFlipCloseCalls(t *testing.T) {
+	closeCalls := 0
+	for i := range 41 {
+		nz := make([]float64, 0, 24)
+		for range 11 {
+			nz = append(nz, 0.5, -0.5)
+		}
+		nz = append(nz, 1e-3, 0)
+		var scale float64
+		for _, d := range nz {
+			scale += math.Abs(d)
+		}
+		nz[23] = 0.5e-11 * scale * (1 + float64(i-20)*1e-5)
+		var obs float64
+		scale = 0
+		for _, d := range nz {
+			obs += d
+			scale += math.Abs(d)
+		}
+		threshold := math.Abs(obs) - 1e-11*scale
+		for seed := range uint64(3) {
+			const flips = 3000
+			got, close := sampledSignFlips(rand.NewPCG(seed, streamSignFlip), nz, threshold, flips)
+			closeCalls += close
+			if p, want := float64(got+1)/float64(flips+1), signFlipBefore(nz, threshold, flips, seed); p != want {
+				t.Fatalf("second difference %g, seed %d: p = %v, in order %v (%d close calls)", nz[23], seed, p, want, close)
+			}
+		}
+	}
+	if closeCalls == 0 {
+		t.Error("no flip was a close call: the test does not reach the sums in order")
+	}
+	t.Logf("%d close calls", closeCalls)
+}
+
+// resampleSum draws the indexes rand.Rand.IntN draws from the same
+// generator, and adds their values in the same order, to the last bit:
+// the bootstrap intervals of stored runs do not change. The sizes include
+// 1 and powers of two, which mask a draw. (A draw is rejected with a
+// probability below n/2⁶⁴: no size a test can hold reaches that branch,
+// whose steps are math/rand/v2's.)
+func TestResampleSumAsIntN(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	sizes := []int{1, 2, 3, 5, 16, 17, 100, 1024, 3125, 6250, 1<<20 + 1}
+	for range 20 {
+		sizes = append(sizes, 1+rng.IntN(5000))
+	}
+	for _, n := range sizes {
+		xs := make([]float64, n)
+		for i := range xs {
+			xs[i] = rng.NormFloat64()
+		}
+		seed := rng.Uint64()
+		fast := rand.NewPCG(seed, streamBootstrap)
+		slow := rand.New(rand.NewPCG(seed, streamBootstrap))
+		for round := range 3 {
+			var want float64
+			for range n {
+				want += xs[slow.IntN(n)]
+			}
+			if got := resampleSum(fast, xs); math.Float64bits(got) != math.Float64bits(want) {
+				t.Fatalf("n = %d, round %d: sum %v, IntN's %v", n, round, got, want)
+			}
+		}
+	}
+}
+
 // signFlipBefore is SignFlipTest's sampling as it was written first, one
 // branch per difference: the reference its faster form must match exactly.
 func signFlipBefore(nz []float64, threshold float64, flips int, seed uint64) float64 {

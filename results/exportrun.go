@@ -95,17 +95,15 @@ func (s *Store) exportRun(ctx context.Context, ex *exporter, run *Run, opts Expo
 		AttemptMetrics
 		exportAttempt
 	}
-	const extra = `, a.seed, a.tool_list_id,
-		(SELECT basis FROM test_results WHERE attempt_id = a.id),
-		(SELECT tests_total FROM test_results WHERE attempt_id = a.id),
-		(SELECT tests_passed FROM test_results WHERE attempt_id = a.id)`
-	rows, err := runAttempts(ctx, s, run.ID, extra, func() ([]any, func(*attemptRow) (withLine, error)) {
-		var x exportAttempt
-		return []any{&x.seed, &x.toolList, &x.basis, &x.testsTotal, &x.testsPassed}, func(r *attemptRow) (withLine, error) {
-			m, err := r.metrics()
-			x.wallMS = r.WallMS
-			return withLine{m, x}, err
-		}
+	extra := []string{"a.seed", "a.tool_list_id",
+		"(SELECT basis FROM test_results WHERE attempt_id = a.id)",
+		"(SELECT tests_total FROM test_results WHERE attempt_id = a.id)",
+		"(SELECT tests_passed FROM test_results WHERE attempt_id = a.id)"}
+	rows, err := runAttempts(ctx, s, run.ID, extra, func(r *attemptRow, x *columnReader) (withLine, error) {
+		m, err := r.metrics()
+		l := exportAttempt{seed: x.int64(0), toolList: x.nullInt64(1), wallMS: r.WallMS,
+			basis: x.nullText(2), testsTotal: x.nullInt64(3), testsPassed: x.nullInt64(4)}
+		return withLine{m, l}, err
 	})
 	if err != nil {
 		return fmt.Errorf("read attempts: %w", err)

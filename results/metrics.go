@@ -1,11 +1,14 @@
 package results
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/benchhq/bench/evaluator"
@@ -74,59 +77,224 @@ type attemptRow struct {
 	HarnessMS  sql.NullFloat64 `db:"harness_ms"`
 }
 
-// attemptColumns are the columns of attemptRow, in the order dest gives.
-const attemptColumns = `a.id, a.arm, a.task_id, a.idx, a.status, a.stop_reason,
+// attemptColumns are the columns of attemptRow that runAttempts reads, in
+// the order attemptRow.scan takes them. The arm is not among them: each of
+// runAttempts's queries reads the attempts of one arm.
+const attemptColumns = `a.id, a.task_id, a.idx, a.status, a.stop_reason,
 	a.reward, a.advantage, a.advantage_method, a.turns, a.tool_calls,
 	a.prompt_tokens, a.completion_tokens, a.wall_ms,
 	a.model_ms, a.tool_ms, a.test_ms, a.harness_ms`
 
-// dest is where a row of attemptColumns scans to.
-func (r *attemptRow) dest() []any {
-	return []any{&r.ID, &r.Arm, &r.Task, &r.Index, &r.Status, &r.StopReason, &r.Reward, &r.Advantage,
-		&r.Method, &r.Turns, &r.ToolCalls, &r.Prompt, &r.Completion, &r.WallMS,
-		&r.ModelMS, &r.ToolMS, &r.TestMS, &r.HarnessMS}
+// attemptColumnCount is the number of attemptColumns.
+const attemptColumnCount = 17
+
+// attemptsQuery is the query of one part of a run's attempts
+// (runAttempts): attemptColumns, then extraColumns, of the attempts of one
+// arm whose task ids are at least lo and, when bounded, below hi. Its
+// arguments are the run, the arm, lo and hi. The index attempts_report
+// covers it when the extra columns are attempts_report's.
+func attemptsQuery(extraColumns []string, bounded bool) string {
+	q := `SELECT ` + attemptColumns
+	for _, c := range extraColumns {
+		q += ", " + c
+	}
+	q += ` FROM attempts a WHERE a.run_id = ? AND a.arm = ? AND a.task_id >= ?`
+	if bounded {
+		q += ` AND a.task_id < ?`
+	}
+	return q
+}
+
+// scan sets r, but for its arm, from a row of attemptColumns.
+func (r *attemptRow) scan(c *columnReader) error {
+	r.ID = c.int64(0)
+	r.Task = c.text(1)
+	r.Index = int(c.int64(2))
+	r.Status = c.text(3)
+	r.StopReason = c.text(4)
+	r.Reward = c.nullInt64(5)
+	r.Advantage = c.nullFloat64(6)
+	r.Method = c.nullText(7)
+	r.Turns = int(c.int64(8))
+	r.ToolCalls = int(c.int64(9))
+	r.Prompt = int(c.int64(10))
+	r.Completion = int(c.int64(11))
+	r.WallMS = c.float64(12)
+	r.ModelMS, r.ToolMS, r.TestMS, r.HarnessMS = c.nullFloat64(13), c.nullFloat64(14), c.nullFloat64(15), c.nullFloat64(16)
+	return c.err
+}
+
+// columnReader converts the values of a row as the driver gives them
+// (each column scanned into an any), keeping the first error. Scanning a
+// run's rows into typed destinations costs more than reading them:
+// database/sql converts through reflection, and an int64 to an int by
+// way of a string. The conversions are database/sql's for the values a
+// bench database holds.
+type columnReader struct {
+	vals  []any
+	names []string
+	err   error
+}
+
+func (c *columnReader) fail(i int, want string) {
+	if c.err == nil {
+		c.err = fmt.Errorf("column %s: %T value %v, expected %s", c.names[i], c.vals[i], c.vals[i], want)
+	}
+}
+
+// int64 reads an integer column; a float with no fraction is read as
+// its integer.
+func (c *columnReader) int64(i int) int64 {
+	switch v := c.vals[i].(type) {
+	case int64:
+		return v
+	case float64:
+		if n := int64(v); float64(n) == v {
+			return n
+		}
+	}
+	c.fail(i, "an integer")
+	return 0
+}
+
+func (c *columnReader) nullInt64(i int) sql.NullInt64 {
+	if c.vals[i] == nil {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: c.int64(i), Valid: true}
+}
+
+// float64 reads a number column.
+func (c *columnReader) float64(i int) float64 {
+	switch v := c.vals[i].(type) {
+	case float64:
+		return v
+	case int64:
+		return float64(v)
+	}
+	c.fail(i, "a number")
+	return 0
+}
+
+func (c *columnReader) nullFloat64(i int) sql.NullFloat64 {
+	if c.vals[i] == nil {
+		return sql.NullFloat64{}
+	}
+	return sql.NullFloat64{Float64: c.float64(i), Valid: true}
+}
+
+// text reads a text column.
+func (c *columnReader) text(i int) string {
+	switch v := c.vals[i].(type) {
+	case string:
+		return v
+	case []byte:
+		return string(v)
+	}
+	c.fail(i, "text")
+	return ""
+}
+
+func (c *columnReader) nullText(i int) sql.NullString {
+	if c.vals[i] == nil {
+		return sql.NullString{}
+	}
+	return sql.NullString{String: c.text(i), Valid: true}
+}
+
+// interner keeps one copy of each distinct string it is given: the
+// attempts of a run share a few statuses, stop reasons and methods.
+type interner struct {
+	last string
+	seen map[string]string
+}
+
+func (in *interner) intern(s *string) {
+	if *s == in.last {
+		*s = in.last
+		return
+	}
+	v, ok := in.seen[*s]
+	if !ok {
+		if in.seen == nil {
+			in.seen = map[string]string{}
+		}
+		in.seen[*s], v = *s, *s
+	}
+	*s, in.last = v, v
+}
+
+// place is where a name (an arm, a task) comes in its run: rank counts
+// the names before it in the run's order (by idx, then name); name is
+// the one copy of the name that the run's attempts share.
+type place struct {
+	rank int
+	name string
+}
+
+// runOrder reads the names and idx of a run's arms or tasks (query
+// selects name, idx) and places them in the run's order. names are
+// sorted as SQLite compares them (by bytes).
+func (s *Store) runOrder(ctx context.Context, query, runID string) (places map[string]place, names []string, err error) {
+	rows, err := s.db.QueryContext(ctx, query, runID)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	type entry struct {
+		name string
+		idx  int
+	}
+	var es []entry
+	for rows.Next() {
+		var e entry
+		if err := rows.Scan(&e.name, &e.idx); err != nil {
+			return nil, nil, err
+		}
+		es = append(es, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, err
+	}
+	names = make([]string, len(es))
+	for i, e := range es {
+		names[i] = e.name
+	}
+	slices.Sort(names)
+	slices.SortStableFunc(es, func(a, b entry) int { return cmp.Or(cmp.Compare(a.idx, b.idx), strings.Compare(a.name, b.name)) })
+	places = make(map[string]place, len(es))
+	for i, e := range es {
+		places[e.name] = place{rank: i, name: e.name}
+	}
+	return places, names, nil
 }
 
 // runAttempts reads the attempts of a run, converted, in the run's arm
 // order, then task order, then attempt index: attemptColumns, then the
-// extra columns of a (the attempts table). Each reader gets its own
-// destinations for the extra columns and converter from scanner. Attempts
-// of an arm or task the run does not list are left out.
+// extra columns of a (the attempts table), which conv reads from extra.
+// conv may be called from several goroutines at once. Attempts of an arm
+// or task the run does not list are left out.
 //
 // A large run has a hundred thousand attempts, and SQLite's cost is per
 // column read: the rows are scanned by hand rather than by reflection,
 // read in parts (arms × ranges of task ids) on several connections at
-// once, and sorted here rather than by SQLite through two joins.
-func runAttempts[T any](ctx context.Context, s *Store, runID, extraColumns string, scanner func() ([]any, func(*attemptRow) (T, error))) ([]T, error) {
-	order := func(query string) (map[string]int, []string, error) {
-		rows, err := s.db.QueryContext(ctx, query, runID)
-		if err != nil {
-			return nil, nil, err
-		}
-		defer rows.Close()
-		m := map[string]int{}
-		var names []string
-		for rows.Next() {
-			var name string
-			var idx int
-			if err := rows.Scan(&name, &idx); err != nil {
-				return nil, nil, err
-			}
-			m[name] = idx
-			names = append(names, name)
-		}
-		return m, names, rows.Err()
-	}
-	arms, armNames, err := order(`SELECT name, idx FROM arms WHERE run_id = ?`)
+// once, and put in order here, group by group, rather than by SQLite
+// through two joins.
+func runAttempts[T any](ctx context.Context, s *Store, runID string, extraColumns []string, conv func(r *attemptRow, extra *columnReader) (T, error)) ([]T, error) {
+	arms, armNames, err := s.runOrder(ctx, `SELECT name, idx FROM arms WHERE run_id = ?`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("arms: %w", err)
 	}
-	tasks, taskIDs, err := order(`SELECT id, idx FROM tasks WHERE run_id = ? ORDER BY id`)
+	tasks, taskIDs, err := s.runOrder(ctx, `SELECT id, idx FROM tasks WHERE run_id = ?`, runID)
 	if err != nil {
 		return nil, fmt.Errorf("tasks: %w", err)
 	}
+	var g int
+	if err := s.db.QueryRowContext(ctx, `SELECT attempts_per_task FROM runs WHERE id = ?`, runID).Scan(&g); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("attempts per task: %w", err)
+	}
 	type part struct {
-		arm    string
+		arm    place
 		lo, hi string // task ids: lo <= id < hi ("" hi: no bound)
 	}
 	workers := min(runtime.GOMAXPROCS(0), 4)
@@ -134,121 +302,160 @@ func runAttempts[T any](ctx context.Context, s *Store, runID, extraColumns strin
 	for _, arm := range armNames {
 		n := min(workers, max(len(taskIDs), 1))
 		for i := range n {
-			p := part{arm: arm}
-			if lo := i * len(taskIDs) / n; lo > 0 {
+			p := part{arm: arms[arm]}
+			lo, hi := i*len(taskIDs)/n, (i+1)*len(taskIDs)/n
+			if lo > 0 {
 				p.lo = taskIDs[lo]
 			}
-			if hi := (i + 1) * len(taskIDs) / n; hi < len(taskIDs) {
+			if hi < len(taskIDs) {
 				p.hi = taskIDs[hi]
 			}
 			parts = append(parts, p)
 		}
 	}
+	// A run's plan has a place for each attempt: group (arm rank × tasks
+	// + task rank) × G + index, in the order the attempts are returned.
+	// Each part puts its attempts in their places, in one array that the
+	// parts share (each writes its own places), rather than in arrays of
+	// their own copied into place afterwards: at 100,000 attempts, the
+	// copies and the fresh pages they are written to cost more than the
+	// ordering. An attempt with no place of its own (an index outside
+	// 0..G-1) is kept aside, and then every attempt is sorted into order.
 	type keyed struct {
-		arm, task, idx int
-		v              T
+		group, idx int
+		v          T
 	}
-	read := func(p part, extra []any, conv func(*attemptRow) (T, error)) ([]keyed, error) {
-		q := `SELECT ` + attemptColumns + extraColumns + ` FROM attempts a
-			WHERE a.run_id = ? AND a.arm = ? AND a.task_id >= ?`
-		args := []any{runID, p.arm, p.lo}
+	places := len(armNames) * len(taskIDs) * g
+	vs := make([]T, places)
+	filled := make([]bool, places)
+	read := func(p part) ([]keyed, error) {
+		args := []any{runID, p.arm.name, p.lo}
 		if p.hi != "" {
-			q += ` AND a.task_id < ?`
 			args = append(args, p.hi)
 		}
-		rows, err := s.db.QueryContext(ctx, q, args...)
+		rows, err := s.db.QueryContext(ctx, attemptsQuery(extraColumns, p.hi != ""), args...)
 		if err != nil {
 			return nil, err
 		}
 		defer rows.Close()
-		var out []keyed
-		var r attemptRow
-		dest := append(r.dest(), extra...)
-		seen := map[string]string{}
-		intern := func(s *string) {
-			if v, ok := seen[*s]; ok {
-				*s = v
-			} else {
-				seen[*s] = *s
-			}
+		names, err := rows.Columns()
+		if err != nil {
+			return nil, err
 		}
+		vals := make([]any, len(names))
+		dest := make([]any, len(names))
+		for i := range vals {
+			dest[i] = &vals[i]
+		}
+		var aside []keyed
+		r := attemptRow{Arm: p.arm.name}
+		var status, stop, method interner
+		var task place
+		taskOK := false
 		for rows.Next() {
 			if err := rows.Scan(dest...); err != nil {
 				return nil, err
 			}
-			ti, ok := tasks[r.Task]
-			if !ok {
+			base := columnReader{vals: vals[:attemptColumnCount], names: names[:attemptColumnCount]}
+			if err := r.scan(&base); err != nil {
+				return nil, err
+			}
+			if r.Task != task.name || !taskOK {
+				task, taskOK = tasks[r.Task]
+				if !taskOK {
+					task.name = r.Task
+				}
+			}
+			if !taskOK {
 				continue
 			}
-			intern(&r.Arm)
-			intern(&r.Task)
-			intern(&r.Status)
-			intern(&r.StopReason)
-			intern(&r.Method.String)
-			v, err := conv(&r)
+			r.Task = task.name
+			status.intern(&r.Status)
+			stop.intern(&r.StopReason)
+			method.intern(&r.Method.String)
+			extra := columnReader{vals: vals[attemptColumnCount:], names: names[attemptColumnCount:]}
+			v, err := conv(&r, &extra)
+			if err == nil {
+				err = extra.err
+			}
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, keyed{arms[r.Arm], ti, r.Index, v})
+			group := p.arm.rank*len(taskIDs) + task.rank
+			if at := group*g + r.Index; r.Index >= 0 && r.Index < g && !filled[at] {
+				vs[at], filled[at] = v, true
+			} else {
+				aside = append(aside, keyed{group, r.Index, v})
+			}
 		}
-		return out, rows.Err()
+		return aside, rows.Err()
 	}
-	results := make([][]keyed, len(parts))
+	asides := make([][]keyed, len(parts))
 	jobs := make([]func() error, len(parts))
 	for i, p := range parts {
 		jobs[i] = func() (err error) {
-			extra, conv := scanner()
-			results[i], err = read(p, extra, conv)
+			asides[i], err = read(p)
 			return err
 		}
 	}
 	if err := inParallel(jobs); err != nil {
 		return nil, err
 	}
-	var all []keyed
-	for _, r := range results {
-		all = append(all, r...)
+	var aside []keyed
+	for _, a := range asides {
+		aside = append(aside, a...)
 	}
-	slices.SortFunc(all, func(a, b keyed) int {
-		if a.arm != b.arm {
-			return a.arm - b.arm
+	if len(aside) > 0 {
+		for at, ok := range filled {
+			if ok {
+				aside = append(aside, keyed{at / g, at % g, vs[at]})
+			}
 		}
-		if a.task != b.task {
-			return a.task - b.task
+		slices.SortStableFunc(aside, func(a, b keyed) int { return cmp.Or(cmp.Compare(a.group, b.group), cmp.Compare(a.idx, b.idx)) })
+		out := make([]T, len(aside))
+		for i := range aside {
+			out[i] = aside[i].v
 		}
-		return a.idx - b.idx
-	})
-	vs := make([]T, len(all))
-	for i := range all {
-		vs[i] = all[i].v
+		return out, nil
 	}
-	return vs, nil
+	// The places of attempts not stored (yet) are closed up.
+	n := 0
+	for at, ok := range filled {
+		if ok {
+			if n != at {
+				vs[n] = vs[at]
+			}
+			n++
+		}
+	}
+	clear(vs[n:])
+	return vs[:n], nil
 }
 
 // AttemptMetrics returns every attempt of a run with the data its metrics
 // need, in the run's arm order, then task order, then attempt index.
 //
-// It reads the attempts through the covering index attempts_metrics and
-// counts denials and cut turns with the partial indexes of migration 3,
-// one grouped query each rather than a subquery per attempt: at 100,000
-// attempts this is what a report's time goes to.
+// It reads the attempts through the covering index attempts_report
+// (schema version 10), which holds every column it reads: at 100,000
+// attempts this is most of a report's time.
 func (s *Store) AttemptMetrics(ctx context.Context, runID string) ([]AttemptMetrics, error) {
 	// The counts of denials and truncated turns are kept with the attempt
-	// (schema version 3): a report reads one row per attempt, not every
+	// (schema version 8): a report reads one row per attempt, not every
 	// tool call and turn.
-	out, err := runAttempts(ctx, s, runID, ", a.denials, a.truncated_turns", func() ([]any, func(*attemptRow) (AttemptMetrics, error)) {
-		var denials, truncated int
-		return []any{&denials, &truncated}, func(r *attemptRow) (AttemptMetrics, error) {
-			m, err := r.metrics()
-			m.Denials, m.TruncatedTurns = denials, truncated
-			return m, err
-		}
+	out, err := runAttempts(ctx, s, runID, metricsColumns(), func(r *attemptRow, extra *columnReader) (AttemptMetrics, error) {
+		m, err := r.metrics()
+		m.Denials, m.TruncatedTurns = int(extra.int64(0)), int(extra.int64(1))
+		return m, err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("attempt metrics of run %q in %s: %w", runID, s.path, err)
 	}
 	return out, nil
 }
+
+// metricsColumns are the columns AttemptMetrics reads besides
+// attemptColumns: the index attempts_report covers its queries.
+func metricsColumns() []string { return []string{"a.denials", "a.truncated_turns"} }
 
 // metrics converts the row. A finished attempt without a reward, which
 // SaveAttempt refuses, is an error rather than an attempt that counts
@@ -488,9 +695,16 @@ func (g *group) zeroVariance() bool {
 // metricsOf computes the metrics of a set of groups, labelled arm and task.
 func metricsOf(arm, task string, groups []*group, ks []int) (Metrics, error) {
 	m := Metrics{Arm: arm, Task: task}
-	var turns, prompt, compl, calls, wall, tests, adv []float64
+	n := 0
 	for _, g := range groups {
-		for _, a := range g.attempts {
+		n += len(g.attempts)
+	}
+	values := make([]float64, 7*n)
+	turns, prompt, compl, calls := values[0:0:n], values[n:n:2*n], values[2*n:2*n:3*n], values[3*n:3*n:4*n]
+	wall, tests, adv := values[4*n:4*n:5*n], values[5*n:5*n:6*n], values[6*n:6*n:7*n]
+	for _, g := range groups {
+		for i := range g.attempts {
+			a := &g.attempts[i]
 			m.Attempts++
 			m.Time.add(a.Times)
 			switch {
@@ -582,9 +796,13 @@ func atK(groups []*group, k int) (AtK, error) {
 // groupAttempts splits a run's attempts into its groups, one per arm and
 // task in the run's order, including groups with no attempt yet.
 // Attempts of an arm or task the run does not list are an error.
+//
+// In the order AttemptMetrics gives, a group's attempts are one stretch
+// of attempts, and the group's slice is that stretch (the groups share
+// attempts' array) rather than a copy; the attempts are never reordered.
 func groupAttempts(run *Run, attempts []AttemptMetrics) ([]*group, error) {
-	index := map[[2]string]*group{}
-	var groups []*group
+	index := make(map[[2]string]*group, len(run.Arms)*len(run.Tasks))
+	groups := make([]*group, 0, len(run.Arms)*len(run.Tasks))
 	for _, arm := range run.Arms {
 		for _, t := range run.Tasks {
 			g := &group{arm: arm.Name, task: t.ID}
@@ -592,15 +810,29 @@ func groupAttempts(run *Run, attempts []AttemptMetrics) ([]*group, error) {
 			groups = append(groups, g)
 		}
 	}
-	for _, a := range attempts {
+	for i := 0; i < len(attempts); {
+		a := &attempts[i]
+		j := i + 1
+		for j < len(attempts) && attempts[j].Key.Arm == a.Key.Arm && attempts[j].Key.Task == a.Key.Task {
+			j++
+		}
 		g, ok := index[[2]string{a.Key.Arm, a.Key.Task}]
 		if !ok {
 			return nil, fmt.Errorf("attempt %d (%s): its arm or task is not in run %q", a.ID, a.Key, run.ID)
 		}
-		g.attempts = append(g.attempts, a)
+		if g.attempts == nil {
+			g.attempts = attempts[i:j:j]
+		} else {
+			g.attempts = append(g.attempts, attempts[i:j]...)
+		}
+		i = j
 	}
+	byIndex := func(x, y AttemptMetrics) int { return x.Key.Index - y.Key.Index }
 	for _, g := range groups {
-		slices.SortFunc(g.attempts, func(x, y AttemptMetrics) int { return x.Key.Index - y.Key.Index })
+		if !slices.IsSortedFunc(g.attempts, byIndex) {
+			g.attempts = slices.Clone(g.attempts)
+			slices.SortFunc(g.attempts, byIndex)
+		}
 		for _, a := range g.attempts {
 			if a.Finished() {
 				g.nFinished++

@@ -15,29 +15,86 @@ import (
 	"github.com/benchhq/bench/tasks"
 )
 
-// A report reads a run's attempts through the indexes of migration 3, and
-// never their rows.
+// A report reads a run's attempts through the covering index
+// attempts_report alone, never their rows: the queries AttemptMetrics
+// runs, with and without an upper bound of task ids, and RunVersion's.
+// (attempts_metrics stopped covering the first when version 8 added the
+// counts a report reads, and nothing said so.)
 func TestAttemptMetricsUsesTheIndexes(t *testing.T) {
 	s, _ := openTemp(t)
-	var plan []string
-	rows, err := s.DB().Query(`EXPLAIN QUERY PLAN SELECT id, arm, task_id, idx, status, stop_reason,
-			reward, advantage, advantage_method, turns, tool_calls,
-			prompt_tokens, completion_tokens, wall_ms
-		FROM attempts WHERE run_id = ?`, "r")
-	if err != nil {
-		t.Fatal(err)
+	for _, c := range []struct {
+		name, query string
+		args        []any
+	}{
+		{"a part with an upper bound", attemptsQuery(metricsColumns(), true), []any{"r", "arm", "a", "b"}},
+		{"the last part", attemptsQuery(metricsColumns(), false), []any{"r", "arm", "a"}},
+		{"a run's version", `SELECT count(*), max(id), total(reward), total(advantage), count(advantage),
+			min(advantage_method), max(advantage_method) FROM attempts WHERE run_id = ?`, []any{"r"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rows, err := s.DB().Query(`EXPLAIN QUERY PLAN `+c.query, c.args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			var plan []string
+			for rows.Next() {
+				var id, parent, unused int
+				var detail string
+				if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+					t.Fatal(err)
+				}
+				plan = append(plan, detail)
+			}
+			if got := strings.Join(plan, "; "); !strings.Contains(got, "COVERING INDEX attempts_report") {
+				t.Errorf("read by %q, want the covering index attempts_report", got)
+			}
+		})
 	}
-	for rows.Next() {
-		var id, parent, unused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+}
+
+// AttemptMetrics puts the attempts in the run's order whatever the plan
+// says of them: attempts of an index the run's G leaves out (a file whose
+// attempts_per_task was changed), and places of the plan not filled.
+func TestAttemptMetricsOrderOutsideThePlan(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openTemp(t)
+	run := createRun(t, s)
+	// Saved out of order; no csv-sum#1 under strict.
+	keys := []AttemptKey{{"strict", "csv-sum", 3}, {"strict", "csv-sum", 0}, {"baseline", "csv-sum", 2},
+		{"baseline", "recipe-trailing-dot", 1}, {"baseline", "csv-sum", 0}, {"strict", "recipe-trailing-dot", 0},
+		{"baseline", "recipe-trailing-dot", 0}, {"strict", "csv-sum", 2}}
+	for _, k := range keys {
+		if _, err := s.SaveAttempt(ctx, finishedAttempt(run.ID, k, 1)); err != nil {
 			t.Fatal(err)
 		}
-		plan = append(plan, detail)
 	}
-	rows.Close()
-	if got := strings.Join(plan, "; "); !strings.Contains(got, "COVERING INDEX attempts_metrics") {
-		t.Errorf("the attempts of a report are read by %q, want the covering index attempts_metrics", got)
+	want := []string{"baseline/recipe-trailing-dot#0", "baseline/recipe-trailing-dot#1", "baseline/csv-sum#0",
+		"baseline/csv-sum#2", "strict/recipe-trailing-dot#0", "strict/csv-sum#0", "strict/csv-sum#2", "strict/csv-sum#3"}
+	for _, tt := range []struct {
+		name string
+		g    int
+	}{
+		{"every index in the plan", 4},
+		{"indexes 2 and 3 outside it", 2},
+		{"only index 0 in it", 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := s.DB().Exec(`UPDATE runs SET attempts_per_task = ? WHERE id = ?`, tt.g, run.ID); err != nil {
+				t.Fatal(err)
+			}
+			got, err := s.AttemptMetrics(ctx, run.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var order []string
+			for _, a := range got {
+				order = append(order, a.Key.String())
+			}
+			if !reflect.DeepEqual(order, want) {
+				t.Errorf("order %v, want %v", order, want)
+			}
+		})
 	}
 }
 
