@@ -1,8 +1,6 @@
 package evaluator
 
 import (
-	"bufio"
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -17,103 +15,62 @@ import (
 	"github.com/benchhq/bench/tasks"
 )
 
-// A canary is a test of bench's that must fail. Code under test runs in
-// the test process and can make that process report anything: patch the
-// test framework so that every test passes, or print a passing report of
-// the tests it finds and exit 0. When the hidden tests pass, bench runs
-// them once more in a fresh scoring folder with canaries planted beside
-// them; a forgery of that kind reports the canaries as passing too. A
-// canary reported as passing, or failing without the message bench gave
-// it, scores the attempt 0.
+// A canary run tells a real test report from a forged one. Code under
+// test runs in the test process and can make that process report
+// anything: patch the test framework so that every test passes, or print
+// a passing report of the tests it finds and exit 0. When the hidden
+// tests pass, bench runs them once more in a fresh scoring folder, every
+// test of theirs instrumented so that, once its own body has passed, it
+// fails with a message bench chose at random. In that run every recorded
+// test must be reported failed with that message: a forgery that reports
+// passes is caught, and so is one that lets the tests run for real (a
+// wrong solution fails them with other messages). No extra test is
+// planted, so there is none to recognise and let fail; code that forges
+// the canary run too must read bench's message from the test files.
 //
 // The first run is the verdict as the task defines it (exit 0, every
-// recorded test passed), untouched by bench's tests; the canary run only
-// tells a real report from a forged one, so its exit status and its other
-// tests do not count, and a command that never reaches a canary (one that
-// runs part of the test modules) leaves the verdict as it was.
+// recorded test passed); the canary run's exit status does not count.
 //
-// Canaries are planted for the report forms whose tests bench can write:
-// a Go test function in each folder of tests/ that holds Go tests
-// (go-test-json), a unittest class in each Python test module (unittest),
-// whose methods fail through several assertion methods, so that patching
-// one of them does not hide the rest.
+// Tests are instrumented for the report forms bench can write code for:
+// the Go test functions of tests/ (go-test-json), the unittest test
+// methods of Python test modules (unittest).
 type canary struct {
-	// token names the canaries (their file, function, class and methods)
-	// in this run only, and nonce is the text every canary failure must
-	// hold; both are random, and written into the canaries' source, so
-	// that the run does not say by a fixed name or variable that it is
-	// the canary run.
-	token, nonce string
+	// nonce is the message of every instrumented test's failure.
+	nonce string
+	// form is the task's report form.
+	form string
+	// goTests are the instrumented Go test functions, by name.
+	goTests map[string]bool
+	// pyClasses are the classes of the instrumented Python modules: a
+	// recorded test of one of them must fail with the nonce.
+	pyClasses map[string]bool
 }
 
-// newCanary is a canary with fresh names and message.
-func newCanary() *canary {
-	return &canary{token: randomHex(6), nonce: randomHex(8)}
-}
-
-// Go test functions start with Test and a character that is not a lower
-// case letter; Python test methods with test.
-func (c *canary) goFile() string   { return "zz" + c.token + "_test.go" }
-func (c *canary) goTest() string   { return "TestZ" + c.token }
-func (c *canary) pyClass() string  { return "TestZ" + c.token }
-func (c *canary) pyMethod() string { return "test_z" + c.token + "_" }
-
-// py is the unittest class planted in Python test modules: each method
-// fails through another means, with the message.
-func (c *canary) py() string {
-	return strings.NewReplacer("CLASS", c.pyClass(), "METHOD_", c.pyMethod(), "NONCE", c.nonce).Replace(`
-
-class CLASS(__import__("unittest").TestCase):
-    _m = "NONCE"
-
-    def METHOD_fail(self):
-        self.fail(self._m)
-
-    def METHOD_equal(self):
-        self.assertEqual(self._m, self._m + "!", self._m)
-
-    def METHOD_true(self):
-        self.assertTrue(False, self._m)
-
-    def METHOD_in(self):
-        self.assertIn("!", self._m, self._m)
-
-    def METHOD_raises(self):
-        with self.assertRaises(ZeroDivisionError, msg=self._m):
-            pass
-
-    def METHOD_raise(self):
-        raise AssertionError(self._m)
-
-`)
-}
-
-// goSrc is the Go test file planted beside Go tests, in package pkg.
-func (c *canary) goSrc(pkg string) string {
-	return fmt.Sprintf("package %s\n\nimport \"testing\"\n\nfunc %s(t *testing.T) { t.Fatal(%q) }\n", pkg, c.goTest(), c.nonce)
-}
-
-// canaryForm reports whether bench can write canaries for a report form.
+// canaryForm reports whether bench can instrument tests of a report form.
 func canaryForm(report string) bool {
 	return report == tasks.ReportGoTestJSON || report == tasks.ReportUnittest
 }
 
-// plantCanary adds canaries to the hidden tests copied into work, for the
-// test files of the task's tests/. It returns nil when the task's report
-// form takes none, or when tests/ holds no test file to put one beside.
+// goTestFunc finds a top-level Go test function and the name of its
+// *testing.T parameter, at the brace that opens its body.
+var goTestFunc = regexp.MustCompile(`(?m)^func (Test(?:[^a-z(]\w*)?)\((\w+) \*testing\.T\) \{`)
+
+// pyTestCase finds a class that derives from a TestCase; pyClass any
+// top-level class; pyMain a module's `if __name__ == "__main__":`.
+var (
+	pyTestCase = regexp.MustCompile(`(?m)^class\s+\w+\s*\([^)]*TestCase[^)]*\)\s*:`)
+	pyClass    = regexp.MustCompile(`(?m)^class\s+(\w+)\s*[(:]`)
+	pyMain     = regexp.MustCompile(`(?m)^if\s+__name__\s*==\s*["']__main__["']\s*:`)
+)
+
+// plantCanary instruments the hidden tests copied into work, those of the
+// task's tests/. It returns nil when the task's report form takes none,
+// or when tests/ holds no test bench could instrument.
 func plantCanary(t *tasks.Task, work string) (*canary, error) {
-	c := newCanary()
-	var plant func(rel string) (bool, error)
-	switch t.Tests.Report {
-	case tasks.ReportGoTestJSON:
-		plant = func(rel string) (bool, error) { return c.plantGo(work, rel) }
-	case tasks.ReportUnittest:
-		plant = func(rel string) (bool, error) { return c.plantPy(work, rel) }
-	default:
+	if !canaryForm(t.Tests.Report) {
 		return nil, nil
 	}
-	planted := false
-	done := map[string]bool{}
+	c := &canary{nonce: "bench-canary-" + randomHex(8), form: t.Tests.Report, goTests: map[string]bool{}, pyClasses: map[string]bool{}}
 	err := filepath.WalkDir(t.TestsDir(), func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -129,139 +86,206 @@ func plantCanary(t *tasks.Task, work string) (*canary, error) {
 		if !d.Type().IsRegular() {
 			return nil
 		}
-		// Go: one file per folder.
-		if t.Tests.Report == tasks.ReportGoTestJSON {
-			if dir := filepath.Dir(rel); !strings.HasSuffix(rel, "_test.go") || done[dir] {
-				return nil
-			} else {
-				done[dir] = true
-			}
+		if c.form == tasks.ReportGoTestJSON {
+			return c.instrumentGo(filepath.Join(work, rel))
 		}
-		ok, err := plant(rel)
-		planted = planted || ok
-		return err
+		return c.instrumentPy(filepath.Join(work, rel))
 	})
 	if err != nil {
 		if os.IsNotExist(err) {
 			return nil, nil // no tests/
 		}
-		return nil, fmt.Errorf("plant bench's canary tests: %w", err)
+		return nil, fmt.Errorf("instrument the hidden tests for the canary run: %w", err)
 	}
-	if !planted {
+	if len(c.goTests) == 0 && len(c.pyClasses) == 0 {
 		return nil, nil
 	}
 	return c, nil
 }
 
-// plantGo writes the canary file into the folder of rel, a Go test file,
-// in its package: the external test package (x_test) when the folder has
-// one, whose tests run after the others. Files with build constraints do
-// not say the package.
-func (c *canary) plantGo(work, rel string) (bool, error) {
-	dir := filepath.Join(work, filepath.Dir(rel))
-	files, err := filepath.Glob(filepath.Join(dir, "*_test.go"))
+// instrumentGo makes each test function of the Go test file p fail with
+// the nonce once its body passed: a cleanup registered first, which runs
+// last.
+func (c *canary) instrumentGo(p string) error {
+	if !strings.HasSuffix(p, "_test.go") {
+		return nil
+	}
+	src, err := os.ReadFile(p)
 	if err != nil {
-		return false, err
+		return err
 	}
-	var pkgs []string
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return false, err
+	if !goTestFunc.Match(src) {
+		return nil
+	}
+	out := goTestFunc.ReplaceAllFunc(src, func(m []byte) []byte {
+		sub := goTestFunc.FindSubmatch(m)
+		name, v := string(sub[1]), string(sub[2])
+		if v == "_" {
+			return m
 		}
-		if pkg := goPackage(b); pkg != "" {
-			pkgs = append(pkgs, pkg)
-		}
-	}
-	if len(pkgs) == 0 {
-		return false, nil
-	}
-	pkg := pkgs[0]
-	for _, p := range pkgs {
-		if strings.HasSuffix(p, "_test") {
-			pkg = p
-		}
-	}
-	return true, os.WriteFile(filepath.Join(dir, c.goFile()), []byte(c.goSrc(pkg)), 0o644)
+		c.goTests[name] = true
+		return fmt.Appendf(slices.Clone(m), " %s.Cleanup(func() {\n\t\tif !%s.Failed() && !%s.Skipped() {\n\t\t\t%s.Error(%q)\n\t\t}\n\t});", v, v, v, v, c.nonce)
+	})
+	return os.WriteFile(p, out, 0o644)
 }
 
-// plantPy adds the canary class to rel, when it is a Python test module:
-// named test*.py (unittest's discovery) or defining a TestCase class. It
-// goes before a top-level `if __name__ == "__main__":`, so that a module
-// run as a script (unittest.main() at its end) defines it too.
-func (c *canary) plantPy(work, rel string) (bool, error) {
-	if !strings.HasSuffix(rel, ".py") {
-		return false, nil
+// pyWrap is appended to a Python test module (before its `if __name__ ==
+// "__main__":`): it replaces each test method of the module's TestCase
+// classes by one that runs it and, when it passed, fails with NONCE. A
+// test expected to fail fails with NONCE when it did fail, as expected.
+// The failure is raised directly, so a framework patched to swallow
+// failures swallows it too (the test is then reported as passing); and
+// before raising it the wrapper checks that the assertion methods the
+// test ran with are unittest's own, compared with a copy of
+// unittest/case.py loaded afresh: a test whose assertions were made to do
+// nothing passes, and is caught the same way.
+const pyWrap = `
+
+def _bench_instrument_TOKEN():
+    import functools, importlib.util, inspect, unittest, unittest.case
+    spec = importlib.util.spec_from_file_location("_bench_case_TOKEN", unittest.case.__file__)
+    pristine = importlib.util.module_from_spec(spec)
+    pristine.__package__ = "unittest"
+    spec.loader.exec_module(pristine)
+    checked = [n for n, v in vars(pristine.TestCase).items() if inspect.isfunction(v) and
+               (n.startswith(("assert", "fail", "_base", "_getAssert")) or n in ("_formatMessage", "_truncateMessage"))]
+    def intact(self):
+        for n in checked:
+            live = getattr(getattr(self, n, None), "__func__", None)
+            if getattr(live, "__code__", None) != getattr(pristine.TestCase, n).__code__:
+                return False
+        return True
+    def wrap(f):
+        expect = getattr(f, "__unittest_expecting_failure__", False)
+        def done(self, failed):
+            if expect and not failed:
+                raise AssertionError("unexpected success")
+            if intact(self):
+                raise AssertionError("NONCE")
+        if inspect.iscoroutinefunction(f):
+            async def w(self, *a, **k):
+                try:
+                    await f(self, *a, **k)
+                except unittest.SkipTest:
+                    raise
+                except BaseException:
+                    if not expect:
+                        raise
+                    done(self, True)
+                done(self, False)
+        else:
+            def w(self, *a, **k):
+                try:
+                    f(self, *a, **k)
+                except unittest.SkipTest:
+                    raise
+                except BaseException:
+                    if not expect:
+                        raise
+                    done(self, True)
+                done(self, False)
+        functools.update_wrapper(w, f)
+        w.__unittest_expecting_failure__ = False
+        w._bench_TOKEN = True
+        return w
+    loader = unittest.TestLoader()
+    for c in list(globals().values()):
+        if not (isinstance(c, type) and issubclass(c, unittest.TestCase)):
+            continue
+        for n in loader.getTestCaseNames(c):
+            f = getattr(c, n, None)
+            if inspect.isfunction(f) and not getattr(f, "_bench_TOKEN", False):
+                setattr(c, n, wrap(f))
+
+
+_bench_instrument_TOKEN()
+del _bench_instrument_TOKEN
+
+`
+
+// instrumentPy instruments p when it is a Python test module: named
+// test*.py (unittest's discovery) or defining a TestCase class.
+func (c *canary) instrumentPy(p string) error {
+	if !strings.HasSuffix(p, ".py") {
+		return nil
 	}
-	p := filepath.Join(work, rel)
 	b, err := os.ReadFile(p)
 	if err != nil {
-		return false, err
+		return err
 	}
-	if !strings.HasPrefix(filepath.Base(rel), "test") && !pyTestCase.Match(b) {
-		return false, nil
+	if !strings.HasPrefix(filepath.Base(p), "test") && !pyTestCase.Match(b) {
+		return nil
+	}
+	classes := pyClass.FindAllSubmatch(b, -1)
+	if len(classes) == 0 {
+		return nil
+	}
+	for _, m := range classes {
+		c.pyClasses[string(m[1])] = true
 	}
 	at := len(b)
 	if m := pyMain.FindIndex(b); m != nil {
 		at = m[0]
 	}
-	src := slices.Concat(b[:at:at], []byte(c.py()), b[at:])
-	return true, os.WriteFile(p, src, 0o644)
+	code := strings.NewReplacer("TOKEN", randomHex(4), "NONCE", c.nonce).Replace(pyWrap)
+	src := slices.Concat(b[:at:at], []byte(code), b[at:])
+	return os.WriteFile(p, src, 0o644)
 }
 
-var (
-	pyTestCase = regexp.MustCompile(`(?m)^class\s+\w+\s*\([^)]*TestCase[^)]*\)\s*:`)
-	pyMain     = regexp.MustCompile(`(?m)^if\s+__name__\s*==\s*["']__main__["']\s*:`)
-)
-
-// goPackage reads the package clause of a Go file; "" for a file with a
-// build constraint, which may not be built.
-func goPackage(src []byte) string {
-	sc := bufio.NewScanner(bytes.NewReader(src))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if strings.HasPrefix(line, "//go:build") || strings.HasPrefix(line, "// +build") {
-			return ""
-		}
-		f := strings.Fields(line)
-		if len(f) >= 2 && f[0] == "package" {
-			return f[1]
-		}
+// required reports whether a recorded test must fail with the nonce in
+// the canary run: a top-level Go test bench instrumented, or a unittest
+// test of a class of an instrumented module.
+func (c *canary) required(id string) bool {
+	switch c.form {
+	case tasks.ReportGoTestJSON:
+		_, name, ok := strings.Cut(id, "::")
+		return ok && !strings.Contains(name, "/") && c.goTests[name]
+	case tasks.ReportUnittest:
+		parts := strings.Split(id, ".")
+		return len(parts) >= 3 && c.pyClasses[parts[len(parts)-2]]
 	}
-	return ""
+	return false
 }
 
-// is reports whether a reported test is a canary.
-func (c *canary) is(id string) bool {
-	name := id
-	if i := strings.LastIndex(name, "::"); i >= 0 {
-		name = name[i+2:]
-	}
-	if i := strings.LastIndex(name, "."); i >= 0 {
-		name = name[i+1:]
-	}
-	return name == c.goTest() || strings.HasPrefix(name, c.pyMethod())
-}
-
-// check reads the canary run's report: it says whether a canary was
-// reported at all, and what is wrong with one that was ("" when every
-// reported canary failed with bench's message).
-func (c *canary) check(cases []testreport.Case) (seen bool, problem string) {
+// check reads the canary run's report against the recorded tests and the
+// first run's report: every recorded test bench instrumented must be
+// reported failed with the nonce (or skipped, as it was in the first
+// run). It returns what is wrong ("" when nothing is), whether that is
+// only tests missing from the report (as in a run cut short), and how
+// many tests it checked.
+func (c *canary) check(first, cases []testreport.Case, recorded []string) (problem string, missing bool, checked int) {
+	got := make(map[string]testreport.Case, len(cases))
 	for _, k := range cases {
-		if !c.is(k.ID) {
+		got[k.ID] = k
+	}
+	skipped := map[string]bool{}
+	for _, k := range first {
+		if k.Outcome == testreport.Skip {
+			skipped[k.ID] = true
+		}
+	}
+	for _, id := range recorded {
+		if !c.required(id) {
 			continue
 		}
-		seen = true
-		if k.Outcome != testreport.Fail {
-			return true, fmt.Sprintf("bench's canary test %s, which must fail, was reported as %s: the test run was tampered with", k.ID, k.Outcome)
-		}
-		if !strings.Contains(k.Message, c.nonce) {
-			return true, fmt.Sprintf("bench's canary test %s failed without the message bench gave it: the test run was tampered with", k.ID)
+		checked++
+		k, ok := got[id]
+		switch {
+		case !ok:
+			if problem == "" {
+				problem, missing = fmt.Sprintf("the recorded test %s is missing from the canary run's report (the same tests, each instrumented to fail once it passed): the test run was tampered with", id), true
+			}
+		case k.Outcome == testreport.Skip && skipped[id]:
+		case k.Outcome != testreport.Fail:
+			return fmt.Sprintf("the recorded test %s, instrumented by bench to fail once it passed, was reported as %s in the canary run: the test run was tampered with", id, k.Outcome), false, checked
+		case !strings.Contains(k.Message, c.nonce):
+			return fmt.Sprintf("the recorded test %s failed in the canary run without the message bench gave it (so its own body failed, or the report was forged): the test run was tampered with", id), false, checked
 		}
 	}
-	return seen, ""
+	return problem, missing, checked
 }
 
+// randomHex is n random bytes in hex.
 func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)

@@ -13,6 +13,17 @@ import (
 	"github.com/benchhq/bench/tasks"
 )
 
+// indent indents Python source by four spaces.
+func indent(src string) string {
+	lines := strings.Split(strings.TrimRight(src, "\n"), "\n")
+	for i, l := range lines {
+		if l != "" {
+			lines[i] = "    " + l
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
 // copyTree copies the example task src to a new folder for a test to edit.
 func copyTree(t *testing.T, src string) string {
 	t.Helper()
@@ -70,16 +81,19 @@ _s.stderr.write("\n-------------------------------------------------------------
 _s.stderr.flush()
 _o._exit(0)
 `
-	// Forgers that tell the canary run from the first by the planted
-	// class, then forge only in the first: in the canary run they exit at
-	// once, hang, or report the real tests without the canaries.
+	// Forgers that tell the canary run from the first by bench's code in
+	// the test module, then forge only in the first: in the canary run
+	// they exit at once, hang, or let the tests run for real.
 	knows := func(then string) string {
-		return "import re as _re2\nif _re2.search(r\"class TestZ[0-9a-f]+\\(\", open(\"test_recipe_hidden.py\").read()):\n" + then + forge
+		return "import re as _re2\nif '_bench_instrument_' in open('test_recipe_hidden.py').read():\n" + then + "else:\n" + indent(forge) + "\n"
 	}
-	hideCanary := strings.Replace(forge, `_names = _re.findall(r"def (test_\w+)", _src)`, `_names = [n for n in _re.findall(r"def (test_\w+)", _src) if not n.startswith("test_z")]`, 1)
-	if hideCanary == forge {
-		t.Fatal("the forger to hide the canary was not made")
-	}
+	// Runs only the bodies of test classes it takes for bench's (here:
+	// none, as bench plants no class), passes every other test.
+	runsOnlyBenchs := "import unittest as _u, re as _r\n_oc = _u.TestCase._callTestMethod\n" +
+		"def _c(self, m):\n    if _r.fullmatch(r'TestZ[0-9a-f]{12}', type(self).__name__):\n        return _oc(self, m)\n" +
+		"_u.TestCase._callTestMethod = _c\n\n"
+	// Neuters the one assertion method the hidden tests use most.
+	equalNoop := "import unittest as _u\n_u.TestCase.assertEqual = lambda *a, **k: None\n\n"
 	const assertNoop = "import unittest as _u\nfor _n in dir(_u.TestCase):\n    if _n.startswith('assert'):\n        setattr(_u.TestCase, _n, lambda *a, **k: None)\n\n"
 	sb := sandboxtest.New(t)
 	tests := []struct {
@@ -93,19 +107,21 @@ _o._exit(0)
 		want     string // in the output bench keeps
 		forged   bool   // a report problem, not failed tests
 	}{
-		{name: "the solution", recipe: sol, passed: true, want: "canary tests failed as planted"},
+		{name: "the solution", recipe: sol, passed: true, want: "failed as planted"},
 		{name: "the untouched workspace", recipe: orig, want: "FAIL"},
 		{name: "a module that does not import", recipe: "this is not python\n", want: `no "Ran N tests" line`, forged: true},
-		{name: "a report printed at import", recipe: forge + orig, want: "bench's canary test", forged: true},
+		{name: "a report printed at import", recipe: forge + orig, want: "was reported as pass", forged: true},
 		{name: "unittest patched so no body runs", recipe: patchRunner + orig, want: "was reported as pass", forged: true},
 		{name: "every assert method patched to do nothing", recipe: assertNoop + orig, want: "was reported as pass", forged: true},
+		{name: "assertEqual patched to do nothing", recipe: equalNoop + orig, want: "was reported as pass", forged: true},
+		{name: "the bodies of tests named like bench's old canary run, others skipped", recipe: runsOnlyBenchs + orig, want: "was reported as pass", forged: true},
 		{name: "exit 0 forced after failing tests", recipe: orig + atexitExit, want: "FAIL"},
 		{name: "the solution, exit 0 forced: still the solution", recipe: sol + atexitExit, passed: true, want: "failed as planted"},
-		{name: "a command that runs one class never reaches the canary: reward 0, and what to do", recipe: sol,
-			command: "python3 -m unittest -v test_recipe_hidden.HiddenRecipeTest", want: "set canary = false", forged: true},
+		{name: "a command that runs one class: its tests are instrumented too", recipe: sol,
+			command: "python3 -m unittest -v test_recipe_hidden.HiddenRecipeTest", passed: true, want: "failed as planted"},
 		{name: "a forger that exits at once in the canary run", recipe: knows("    import os; os._exit(0)\n") + orig, want: "canary run's report could not be read", forged: true},
 		{name: "a forger that hangs in the canary run", recipe: knows("    import time; time.sleep(600)\n") + orig, timeout: 3 * time.Second, want: "ran past the timeout", timedOut: true},
-		{name: "a forger that leaves the canary out of its report", recipe: hideCanary + orig, want: "were not in the canary run's report", forged: true},
+		{name: "a forger that lets the tests run for real in the canary run", recipe: knows("    pass\n") + orig, want: "without the message bench gave it", forged: true},
 		{name: "no canary: a report printed at import", recipe: forge + orig, noCanary: true, passed: true},
 		{name: "no canary: unittest patched", recipe: patchRunner + orig, noCanary: true, passed: true},
 	}
@@ -158,8 +174,8 @@ _o._exit(0)
 				t.Errorf("report error %q; want one: %v", res.ReportError, tt.forged)
 			}
 			for _, c := range res.Cases {
-				if strings.Contains(c.ID, "TestZ") || strings.Contains(c.ID, "test_z") {
-					t.Errorf("the canary %s is among the stored test cases", c.ID)
+				if strings.Contains(c.ID, "_bench_") {
+					t.Errorf("bench's %s is among the stored test cases", c.ID)
 				}
 			}
 		})

@@ -60,6 +60,9 @@ type TestResult struct {
 	// CanaryDuration is how long the canary run took, when there was one
 	// (passing tests with canaries bench could plant; not stored).
 	CanaryDuration time.Duration
+	// CanaryNote says why a canary run could not tell a real report from
+	// a forged one (a property of the task's tests); "" otherwise.
+	CanaryNote string
 	// RefDuration is, for tests that timed out, how long the reference
 	// solution's tests took in the same prepared environment.
 	RefDuration time.Duration
@@ -201,28 +204,46 @@ func (s *Scorer) canaryRun(ctx context.Context, t *tasks.Task, change *Change, r
 	}
 	res.CanaryDuration = cres.Duration
 	took := cres.Duration.Round(time.Millisecond)
-	seen, problem := can.check(cres.Cases)
+	recorded := t.Record.Tests()
+	if recorded == nil {
+		// No record yet (bench validate --record): the tests that passed.
+		for _, k := range res.Cases {
+			if k.Outcome == testreport.Pass {
+				recorded = append(recorded, k.ID)
+			}
+		}
+	}
+	problem, missing, checked := "", false, 0
+	if cres.ReportError == "" {
+		problem, missing, checked = can.check(res.Cases, cres.Cases, recorded)
+	}
+	if cres.TimedOut && missing {
+		problem = "" // cut short by the timeout: judged as one
+	}
 	switch {
-	case cres.TimedOut:
+	case problem == "" && cres.TimedOut:
 		// Judged as any timeout of the hidden tests: against the
 		// reference solution's time, by the caller.
-		res.Passed, res.TimedOut = false, true
+		res.Passed, res.TimedOut, res.Cases = false, true, nil
 		res.Failed = t.Record.Tests()
-		res.Output += fmt.Sprintf("\n[bench: the canary run (the same tests, run again with bench's canary tests) ran past the timeout (%s); reward 0]\n[bench: the canary run's output]\n%s", took, cres.Output)
+		res.Output += fmt.Sprintf("\n[bench: the canary run (the same tests, run again instrumented) ran past the timeout (%s); reward 0]\n[bench: the canary run's output]\n%s", took, cres.Output)
 		return nil
 	case problem == "" && cres.ReportError != "":
 		problem = "the canary run's report could not be read (" + cres.ReportError + "), where the first run's could: the test run was tampered with"
-	case problem == "" && !seen:
-		problem = "bench's canary tests were not in the canary run's report: the test command does not run whole test modules (set canary = false in [tests]), or the test run was tampered with"
+	case problem == "" && checked == 0:
+		res.CanaryNote = "no recorded test is one bench could instrument (Go test functions of tests/, unittest methods of its test modules): the canary run shows nothing"
+		res.Output += fmt.Sprintf("\n[bench: the canary run (%s): %s]", took, res.CanaryNote)
+		return nil
 	}
 	if problem != "" {
-		res.Passed = false
+		// A forged report's passes are no evidence of anything.
+		res.Passed, res.Cases = false, nil
 		res.ReportError = problem
 		res.Failed = t.Record.Tests()
 		res.Output += "\n[bench: " + problem + "; reward 0]\n[bench: the canary run's output]\n" + cres.Output
 		return nil
 	}
-	res.Output += fmt.Sprintf("\n[bench: the canary run (%s): bench's canary tests failed as planted]", took)
+	res.Output += fmt.Sprintf("\n[bench: the canary run (%s): the %d recorded tests bench instrumented failed as planted]", took, checked)
 	return nil
 }
 

@@ -120,6 +120,8 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		if !v.OK() {
 			bad++
 			verdict = "INVALID: " + strings.Join(v.Problems, "; ")
+		} else if v.Solution != nil && v.Solution.CanaryNote != "" {
+			verdict = "ok; but " + v.Solution.CanaryNote
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", v.Task.ID, envCol, sol, unt, testsColumn(v), verdict)
 	}

@@ -111,6 +111,13 @@ func TestParse(t *testing.T) {
 			want: "calc.add=pass\ntest_calc.T.test_x=pass\n",
 		},
 		{
+			name: "unittest: a test that prints a name in parentheses, then a line with dots",
+			form: tasks.ReportUnittest,
+			out: Output{Stderr: []byte("test_a (m.C.test_a) ... \nconnecting (localhost)\nwaiting ... done\nok\n\n" +
+				strings.Repeat("-", 70) + "\nRan 1 test in 0.004s\n\nOK\n")},
+			want: "m.C.test_a=pass\n",
+		},
+		{
 			name:    "unittest: a count that does not match",
 			form:    tasks.ReportUnittest,
 			out:     Output{Stderr: []byte("test_a (m.C.test_a) ... ok\nRan 3 tests in 0.001s\n")},

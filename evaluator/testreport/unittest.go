@@ -21,13 +21,18 @@ var (
 )
 
 // unittestHeadAt matches the line that starts a test's result at lines[i]:
-// "name (id)" where id is mod.Class, mod.Class.name, or a doctest's
-// module, followed by " ... " on the line or on the docstring line after
-// it. A line a test prints that merely looks like "total (approx.)"
+// "name (id)" where id is mod.Class or mod.Class.name, followed by " ... "
+// on the line or on the docstring line after it, or a doctest's module
+// followed by its "Doctest: mod.name ... " line. A line a test prints that merely looks like "total (approx.)"
 // starts nothing.
 func unittestHeadAt(lines []string, i int) []string {
 	m := unittestHead.FindStringSubmatch(lines[i])
 	if m == nil || strings.HasPrefix(m[2], ".") || strings.HasSuffix(m[2], ".") {
+		return nil
+	}
+	if !strings.Contains(m[2], ".") && (m[3] != "" || i+1 >= len(lines) || !strings.HasPrefix(lines[i+1], "Doctest: "+m[2]+"."+m[1]+" ... ")) {
+		// A doctest's id is its module alone, and its result follows on
+		// a "Doctest: module.name ... " line.
 		return nil
 	}
 	if strings.HasPrefix(m[3], " ... ") || (m[3] == "" && i+1 < len(lines) && strings.Contains(lines[i+1], " ... ")) {
