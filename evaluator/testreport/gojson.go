@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -26,7 +25,7 @@ func parseGoJSON(b []byte) ([]Case, error) {
 	type state struct {
 		c    Case
 		done bool
-		out  strings.Builder
+		out  clipped
 	}
 	tests := map[string]*state{}
 	var order []string
@@ -55,9 +54,7 @@ func parseGoJSON(b []byte) ([]Case, error) {
 		}
 		switch ev.Action {
 		case "output":
-			if st.out.Len() < maxMessage {
-				st.out.WriteString(ev.Output)
-			}
+			st.out.WriteString(ev.Output)
 		case "pass", "fail", "skip":
 			// A test that ended twice (framing lines that the code under
 			// test printed) keeps the worse of its ends.
@@ -76,7 +73,7 @@ func parseGoJSON(b []byte) ([]Case, error) {
 			st.out.WriteString("[bench: the test started and never ended]")
 		}
 		if st.c.Outcome == Fail {
-			st.c.Message = cut(st.out.String())
+			st.c.Message = st.out.String()
 		}
 		cases = append(cases, st.c)
 	}

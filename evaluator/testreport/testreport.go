@@ -133,10 +133,39 @@ func Check(cases []Case, expected []string) (ok bool, failed []string) {
 	return len(failed) == 0, failed
 }
 
-// cut bounds a message.
+// cut bounds a message: its head and its tail are kept, the end of a
+// failure being where its cause is most often said.
 func cut(s string) string {
 	if len(s) <= maxMessage {
 		return s
 	}
-	return s[:maxMessage] + fmt.Sprintf("... [%d bytes cut]", len(s)-maxMessage)
+	return s[:maxMessage/2] + fmt.Sprintf("\n... [%d bytes cut] ...\n", len(s)-maxMessage) + s[len(s)-maxMessage/2:]
+}
+
+// clipped gathers a message written in parts, keeping what cut keeps
+// without holding the rest.
+type clipped struct {
+	head, tail []byte
+	dropped    int
+}
+
+// WriteString adds s to the message.
+func (c *clipped) WriteString(s string) {
+	if n := min(len(s), maxMessage/2-len(c.head)); n > 0 {
+		c.head = append(c.head, s[:n]...)
+		s = s[n:]
+	}
+	c.tail = append(c.tail, s...)
+	if over := len(c.tail) - maxMessage/2; over > 0 {
+		c.dropped += over
+		c.tail = append(c.tail[:0], c.tail[over:]...)
+	}
+}
+
+// String is the message, with a note of what was cut from its middle.
+func (c *clipped) String() string {
+	if c.dropped == 0 {
+		return string(c.head) + string(c.tail)
+	}
+	return string(c.head) + fmt.Sprintf("\n... [%d bytes cut] ...\n", c.dropped) + string(c.tail)
 }

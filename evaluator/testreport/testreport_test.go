@@ -230,3 +230,35 @@ func TestCheck(t *testing.T) {
 		})
 	}
 }
+
+// TestLongMessagesKeepTheirEnd: a failure's message is bounded by its
+// head and its tail, where a test's last words (the line that says why it
+// failed, bench's canary message) are.
+func TestLongMessagesKeepTheirEnd(t *testing.T) {
+	var goOut strings.Builder
+	goOut.WriteString(`{"Action":"run","Package":"p","Test":"TestX"}` + "\n")
+	for range 200 {
+		goOut.WriteString(`{"Action":"output","Package":"p","Test":"TestX","Output":"    x_test.go:9: a line the test logged, one of many\n"}` + "\n")
+	}
+	goOut.WriteString(`{"Action":"output","Package":"p","Test":"TestX","Output":"    x_test.go:12: THE LAST WORD\n"}` + "\n")
+	goOut.WriteString(`{"Action":"fail","Package":"p","Test":"TestX"}` + "\n")
+	tb := strings.Repeat("  File \"x.py\", line 1, in f\n    g()\n", 200)
+	py := "test_a (m.C.test_a) ... FAIL\n\n" + strings.Repeat("=", 70) + "\nFAIL: test_a (m.C.test_a)\n" + strings.Repeat("-", 70) +
+		"\nTraceback (most recent call last):\n" + tb + "AssertionError: THE LAST WORD\n\n" + strings.Repeat("-", 70) + "\nRan 1 test in 0.001s\n\nFAILED (failures=1)\n"
+	for _, tc := range []struct {
+		form string
+		out  Output
+	}{
+		{tasks.ReportGoTestJSON, Output{Stdout: []byte(goOut.String())}},
+		{tasks.ReportUnittest, Output{Stderr: []byte(py)}},
+	} {
+		cases, err := Parse(tc.form, tc.out)
+		if err != nil || len(cases) != 1 {
+			t.Fatalf("%s: %v, %v", tc.form, cases, err)
+		}
+		m := cases[0].Message
+		if !strings.Contains(m, "THE LAST WORD") || !strings.Contains(m, "bytes cut") || len(m) > maxMessage+100 {
+			t.Errorf("%s: message of %d bytes, want its end and a note of the cut:\n%s", tc.form, len(m), m)
+		}
+	}
+}
