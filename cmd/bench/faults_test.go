@@ -260,7 +260,7 @@ func TestFaultDBBecomesReadOnly(t *testing.T) {
 }
 
 func TestFaultDiskFull(t *testing.T) {
-	dir := mountTmpfs(t, "400k")
+	dir := mountTmpfs(t, "600k")
 	srv := ollamatest.New(solveRecipeScript(t, 0))
 	defer srv.Close()
 	db := filepath.Join(dir, "bench.db")
