@@ -25,8 +25,10 @@ import (
 // test must be reported failed with that message: a forgery that reports
 // passes is caught, and so is one that lets the tests run for real (a
 // wrong solution fails them with other messages). No extra test is
-// planted, so there is none to recognise and let fail; code that forges
-// the canary run too must read bench's message from the test files.
+// planted, so there is none to recognise and let fail. Code written
+// against bench can still forge the canary run: read bench's message
+// (from the test files, or the process's memory) and report every test
+// failing with it, or patch what the Python wrapper does not check.
 //
 // The first run is the verdict as the task defines it (exit 0, every
 // recorded test passed); the canary run's exit status does not count.
@@ -56,11 +58,12 @@ func canaryForm(report string) bool {
 var goTestFunc = regexp.MustCompile(`(?m)^func (Test(?:[^a-z(]\w*)?)\((\w+) \*testing\.T\) \{`)
 
 // pyTestCase finds a class that derives from a TestCase; pyClass any
-// top-level class; pyMain a module's `if __name__ == "__main__":`.
+// top-level class with bases; pyMain where a module run as a script runs
+// its tests (`if __name__ == "__main__":`, a bare unittest.main()).
 var (
 	pyTestCase = regexp.MustCompile(`(?m)^class\s+\w+\s*\([^)]*TestCase[^)]*\)\s*:`)
-	pyClass    = regexp.MustCompile(`(?m)^class\s+(\w+)\s*[(:]`)
-	pyMain     = regexp.MustCompile(`(?m)^if\s+__name__\s*==\s*["']__main__["']\s*:`)
+	pyClass    = regexp.MustCompile(`(?m)^class\s+(\w+)\s*\(([^)]*)\)\s*:`)
+	pyMain     = regexp.MustCompile(`(?m)^(?:if[\s(]+__name__\s*==\s*["']__main__["']|(?:unittest\.)?main\s*\()`)
 )
 
 // plantCanary instruments the hidden tests copied into work, those of the
@@ -129,8 +132,8 @@ func (c *canary) instrumentGo(p string) error {
 	return os.WriteFile(p, out, 0o644)
 }
 
-// pyWrap is appended to a Python test module (before its `if __name__ ==
-// "__main__":`): it replaces each test method of the module's TestCase
+// pyWrap is added to a Python test module (before its `if __name__ ==
+// "__main__":` and at its end): it replaces each test method of the module's TestCase
 // classes by one that runs it and, when it passed, fails with NONCE. A
 // test expected to fail fails with NONCE when it did fail, as expected.
 // The failure is raised directly, so a framework patched to swallow
@@ -142,22 +145,56 @@ func (c *canary) instrumentGo(p string) error {
 const pyWrap = `
 
 def _bench_instrument_TOKEN():
-    import functools, importlib.util, inspect, unittest, unittest.case
-    spec = importlib.util.spec_from_file_location("_bench_case_TOKEN", unittest.case.__file__)
+    import importlib.util, inspect, types, unittest, unittest.case
+    live = unittest.case
+    spec = importlib.util.spec_from_file_location("_bench_case_TOKEN", live.__file__)
     pristine = importlib.util.module_from_spec(spec)
     pristine.__package__ = "unittest"
     spec.loader.exec_module(pristine)
+    here = __file__
     checked = [n for n, v in vars(pristine.TestCase).items() if inspect.isfunction(v) and
-               (n.startswith(("assert", "fail", "_base", "_getAssert")) or n in ("_formatMessage", "_truncateMessage"))]
+               (n.startswith(("assert", "fail", "_base", "_getAssert")) or
+                n in ("__init__", "addTypeEqualityFunc", "_formatMessage", "_truncateMessage", "_callTestMethod", "run"))]
+    helpers = ("_AssertRaisesBaseContext", "_AssertRaisesContext", "_AssertWarnsContext", "_AssertLogsContext", "_Outcome")
+    defaults = {}
+    def same(fn, orig):
+        if not (inspect.isfunction(fn) and fn.__code__ == orig.__code__ and fn.__defaults__ == orig.__defaults__):
+            return False
+        if fn.__globals__ is not (live.__dict__ if orig.__globals__ is pristine.__dict__ else orig.__globals__):
+            return False
+        inner = getattr(orig, "__wrapped__", None)  # a contextmanager's generator
+        return inner is None or same(getattr(fn, "__wrapped__", None), inner)
     def intact(self):
+        # The assertion methods the test ran with: unittest's own, or the
+        # test module's overrides; their helpers unittest's own.
         for n in checked:
-            live = getattr(getattr(self, n, None), "__func__", None)
-            if getattr(live, "__code__", None) != getattr(pristine.TestCase, n).__code__:
+            for k in type(self).__mro__:
+                if n in vars(k):
+                    break
+            fn = inspect.getattr_static(k, n)
+            if n in vars(self):
+                return False
+            if k is live.TestCase:
+                if not same(fn, getattr(pristine.TestCase, n)):
+                    return False
+            elif not (inspect.isfunction(fn) and fn.__code__.co_filename == here):
+                return False
+        for h in helpers:
+            for n, v in vars(getattr(pristine, h, object)).items():
+                if inspect.isfunction(v) and not same(vars(getattr(live, h)).get(n), v):
+                    return False
+        if type(self).failureException is not AssertionError:
+            return False
+        for t, f in getattr(self, "_type_equality_funcs", {}).items():
+            if not (isinstance(f, str) and f in checked):
                 return False
         return True
-    def wrap(f):
-        expect = getattr(f, "__unittest_expecting_failure__", False)
+    def wrap(f, expect):
+        expect = expect or getattr(f, "__unittest_expecting_failure__", False)
+        body = (f.__code__, f.__globals__, f.__closure__, f.__defaults__)
         def done(self, failed):
+            if (f.__code__, f.__globals__, f.__closure__, f.__defaults__) != body:
+                return
             if expect and not failed:
                 raise AssertionError("unexpected success")
             if intact(self):
@@ -184,7 +221,8 @@ def _bench_instrument_TOKEN():
                         raise
                     done(self, True)
                 done(self, False)
-        functools.update_wrapper(w, f)
+        w.__name__, w.__qualname__, w.__doc__, w.__module__ = f.__name__, f.__qualname__, f.__doc__, f.__module__
+        w.__dict__.update(f.__dict__)
         w.__unittest_expecting_failure__ = False
         w._bench_TOKEN = True
         return w
@@ -192,10 +230,13 @@ def _bench_instrument_TOKEN():
     for c in list(globals().values()):
         if not (isinstance(c, type) and issubclass(c, unittest.TestCase)):
             continue
+        expect = getattr(c, "__unittest_expecting_failure__", False)
+        if expect:
+            c.__unittest_expecting_failure__ = False
         for n in loader.getTestCaseNames(c):
-            f = getattr(c, n, None)
+            f = inspect.getattr_static(c, n, None)
             if inspect.isfunction(f) and not getattr(f, "_bench_TOKEN", False):
-                setattr(c, n, wrap(f))
+                setattr(c, n, wrap(f, expect))
 
 
 _bench_instrument_TOKEN()
@@ -216,19 +257,41 @@ func (c *canary) instrumentPy(p string) error {
 	if !strings.HasPrefix(filepath.Base(p), "test") && !pyTestCase.Match(b) {
 		return nil
 	}
+	// Its test classes: those that derive from a TestCase, or from
+	// another of its test classes.
 	classes := pyClass.FindAllSubmatch(b, -1)
-	if len(classes) == 0 {
+	tests := map[string]bool{}
+	for grew := true; grew; {
+		grew = false
+		for _, m := range classes {
+			name := string(m[1])
+			if tests[name] {
+				continue
+			}
+			for _, base := range strings.Split(string(m[2]), ",") {
+				base = strings.TrimSpace(base)
+				if strings.HasSuffix(base, "TestCase") || tests[base] {
+					tests[name], grew = true, true
+					break
+				}
+			}
+		}
+	}
+	if len(tests) == 0 {
 		return nil
 	}
-	for _, m := range classes {
-		c.pyClasses[string(m[1])] = true
+	for name := range tests {
+		c.pyClasses[name] = true
 	}
-	at := len(b)
+	// Before a main guard (a module run as a script runs its tests
+	// there), and at the end, for classes defined after it.
+	code := func() []byte {
+		return []byte(strings.NewReplacer("TOKEN", randomHex(4), "NONCE", c.nonce).Replace(pyWrap))
+	}
+	src := slices.Concat(b, code())
 	if m := pyMain.FindIndex(b); m != nil {
-		at = m[0]
+		src = slices.Concat(b[:m[0]:m[0]], code(), b[m[0]:], code())
 	}
-	code := strings.NewReplacer("TOKEN", randomHex(4), "NONCE", c.nonce).Replace(pyWrap)
-	src := slices.Concat(b[:at:at], []byte(code), b[at:])
 	return os.WriteFile(p, src, 0o644)
 }
 

@@ -181,3 +181,94 @@ _o._exit(0)
 		})
 	}
 }
+
+// TestCanaryRunOnTestPatterns: forgers that work below the assertion
+// methods score 0, and correct solutions under test patterns the canary
+// run's instrumentation must not break score 1.
+func TestCanaryRunOnTestPatterns(t *testing.T) {
+	src := filepath.Join("..", "tasks", "suites", "examples", "recipe-trailing-dot")
+	rd := func(rel string) string {
+		b, err := os.ReadFile(filepath.Join(src, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	orig, sol := rd("workspace/recipe.py"), rd("solution/recipe.py")
+	hidden := rd("tests/test_recipe_hidden.py")
+	// F1: generic forger below the checked methods: no-op the innermost
+	// (unwrapped) test function's code, leave bench's wrapper to raise.
+	unwrap := "import unittest as _u, inspect as _i\n_oc = _u.TestCase._callTestMethod\n" +
+		"def _c(self, m):\n    _i.unwrap(m.__func__).__code__ = (lambda self, *a, **k: None).__code__\n    return _oc(self, m)\n" +
+		"_u.TestCase._callTestMethod = _c\n\n"
+	// F2: neuter the type-specific equality funcs (set in __init__, unchecked).
+	typeEq := "import unittest as _u\n_oi = _u.TestCase.__init__\n" +
+		"def _i(self, *a, **k):\n    _oi(self, *a, **k)\n    for _t in (list, dict, tuple, set, frozenset, str):\n        self._type_equality_funcs[_t] = lambda *a, **k: None\n" +
+		"_u.TestCase.__init__ = _i\n\n"
+	// F3: assertEqual replaced by a descriptor whose bound object carries
+	// the original as __func__.
+	desc := "import unittest as _u\n_orig = _u.TestCase.assertEqual\n" +
+		"class _B:\n    __func__ = _orig\n    def __call__(self, *a, **k): pass\n" +
+		"class _D:\n    def __get__(self, obj, typ=None): return _B()\n" +
+		"_u.TestCase.assertEqual = _D()\n\n"
+	// Z1: a correct solution that prints a lot, with -b.
+	chatty := sol + "\n_oi = ingredients\ndef ingredients(text):\n    print('x' * 3000)\n    return _oi(text)\n"
+	// Z2: a hidden test class overriding assertEqual legitimately.
+	override := strings.Replace(hidden, "class HiddenRecipeTest(unittest.TestCase):\n",
+		"class HiddenRecipeTest(unittest.TestCase):\n    def assertEqual(self, a, b, msg=None):\n        super().assertEqual(a, b, msg)\n\n", 1)
+	// Z4: class-level expectedFailure with a test that fails as expected.
+	xfail := hidden + "\n\n@unittest.expectedFailure\nclass HiddenXfail(unittest.TestCase):\n    def test_known(self):\n        self.assertEqual(1, 2)\n"
+	// Z5: a __main__ guard not matched by the regex, run as a script.
+	guard := strings.Replace(hidden, `if __name__ == "__main__":`, `if (__name__ == "__main__"):`, 1)
+	sb := sandboxtest.New(t)
+	cases := []struct {
+		name, recipe, tests, command string
+		want                         bool
+	}{
+		{"test bodies swapped for no-ops below bench's wrapper", unwrap + orig, "", "", false},
+		{"the type-specific equality functions made no-ops", typeEq + orig, "", "", false},
+		{"assertEqual replaced by a descriptor that shows the original", desc + orig, "", "", false},
+		{"a correct solution that prints a lot, run with -b", chatty, "", "python3 -m unittest -v -b test_recipe_hidden", true},
+		{"a hidden test class that overrides assertEqual", sol, override, "", true},
+		{"a class marked expectedFailure", sol, xfail, "", true},
+		{"a module run as a script, its main guard in parentheses", sol, guard, "python3 test_recipe_hidden.py -v", true},
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := copyTree(t, src)
+			if tt.tests != "" {
+				if err := os.WriteFile(filepath.Join(dir, "tests", "test_recipe_hidden.py"), []byte(tt.tests), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				// No record: the tests the first run passed are the record.
+				if err := os.Remove(filepath.Join(dir, "recorded-tests.json")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			task, err := tasks.Load(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.command != "" {
+				task.Tests.Command = tt.command
+			}
+			ws := t.TempDir()
+			if err := task.CopyWorkspace(ws); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(ws, "recipe.py"), []byte(tt.recipe), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			res, err := (&evaluator.Scorer{Sandbox: sb, TempDir: t.TempDir()}).Score(context.Background(), task, ws)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Passed != tt.want {
+				t.Errorf("passed = %v, want %v; report error %q\n%s", res.Passed, tt.want, res.ReportError, res.Output)
+			}
+			if tt.want && !strings.Contains(res.Output, "failed as planted") {
+				t.Errorf("no canary run:\n%s", res.Output)
+			}
+		})
+	}
+}
