@@ -3,7 +3,6 @@ package environment
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -196,29 +195,4 @@ func Solution(ctx context.Context, t *tasks.Task, dir string) (*evaluator.Change
 }
 
 // copyTree copies src into dst (which it makes), keeping links as links.
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		target := filepath.Join(dst, rel)
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(target, fi.Mode().Perm()|0o700)
-		case d.Type()&fs.ModeSymlink != 0:
-			link, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			return os.Symlink(link, target)
-		case d.Type().IsRegular():
-			return copyFile(p, target, fi.Mode())
-		}
-		return nil
-	})
-}
+func copyTree(src, dst string) error { return cloneTree(src, dst, false) }

@@ -51,22 +51,30 @@ func (e *Env) newView(layer string) (string, func(), error) {
 // writable again, or across file systems). Lock files, which tools open
 // for writing, are always copies.
 func (e *Env) view(layer, dst string) error {
-	src := filepath.Join(e.Dir, layer)
-	link := os.Geteuid() == 0
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+	if err := cloneTree(filepath.Join(e.Dir, layer), dst, os.Geteuid() == 0); err != nil {
+		return fmt.Errorf("view of the %s environment of task %s: %w", layer, e.Meta.Task, err)
+	}
+	return nil
+}
+
+// cloneTree makes dst (which may exist) a copy of src: its folders made
+// anew, its links as links, its regular files hard links to src's when
+// link is set (but lock files, which tools open for writing, and files on
+// another file system) or copies.
+func cloneTree(src, dst string, link bool) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		rel, _ := filepath.Rel(src, p)
-		if rel == "." {
-			return nil
-		}
 		target := filepath.Join(dst, rel)
 		fi, err := d.Info()
 		if err != nil {
 			return err
 		}
 		switch {
+		case rel == ".":
+			return os.MkdirAll(dst, fi.Mode().Perm()|0o700)
 		case d.IsDir():
 			return os.Mkdir(target, fi.Mode().Perm()|0o700)
 		case d.Type()&fs.ModeSymlink != 0:
@@ -88,8 +96,4 @@ func (e *Env) view(layer, dst string) error {
 			return copyFile(p, target, fi.Mode())
 		}
 	})
-	if err != nil {
-		return fmt.Errorf("view of the %s environment of task %s: %w", layer, e.Meta.Task, err)
-	}
-	return nil
 }
