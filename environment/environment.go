@@ -122,9 +122,9 @@ type Cache struct {
 	ViewsDir string
 
 	mu        sync.Mutex
-	ready     map[string]*Env       // by task folder
-	preparing map[string]*syncMutex // by key
-	held      map[string]*os.File   // shared locks, by key: in use
+	ready     map[string]*Env        // by task folder
+	preparing map[string]*sync.Mutex // by key: one preparation at a time
+	held      map[string]*os.File    // shared locks, by key: in use
 	toolchain string
 }
 
@@ -142,9 +142,6 @@ func (c *Cache) Close() {
 	}
 	c.ready = nil
 }
-
-// syncMutex serializes the preparations of one key in a process.
-type syncMutex = sync.Mutex
 
 // DefaultDir is where environments are kept: $BENCH_CACHE, or bench/envs
 // in the user's cache folder (~/.cache/bench/envs).
@@ -247,11 +244,11 @@ func (c *Cache) Prepare(ctx context.Context, t *tasks.Task) (*Env, error) {
 func (c *Cache) obtain(ctx context.Context, key string, build func(tmp string) (*Meta, error)) (*Env, error) {
 	c.mu.Lock()
 	if c.preparing == nil {
-		c.preparing = map[string]*syncMutex{}
+		c.preparing = map[string]*sync.Mutex{}
 	}
 	m := c.preparing[key]
 	if m == nil {
-		m = new(syncMutex)
+		m = new(sync.Mutex)
 		c.preparing[key] = m
 	}
 	c.mu.Unlock()
