@@ -2,6 +2,7 @@ package endpoint_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -336,5 +337,46 @@ func TestCheckOpenAIServers(t *testing.T) {
 	}
 	if _, err := endpoint.New(endpoint.OpenAI, endpoint.Spec{}, nil); err == nil {
 		t.Error("an OpenAI endpoint without a URL was accepted")
+	}
+}
+
+// encodedModel is a model that takes the tool list already encoded, and
+// counts how it was asked.
+type encodedModel struct{ plain, encoded int }
+
+func (m *encodedModel) Chat(context.Context, *api.ChatRequest) (*api.ChatResponse, error) {
+	m.plain++
+	return &api.ChatResponse{Done: true}, nil
+}
+
+func (m *encodedModel) ChatEncoded(_ context.Context, _ *api.ChatRequest, tools json.RawMessage) (*api.ChatResponse, error) {
+	if string(tools) == `[{"type":"function"}]` {
+		m.encoded++
+	}
+	return &api.ChatResponse{Done: true}, nil
+}
+
+// TestLeasePassesTheEncodedToolsOn: the agent loop encodes the tool list
+// once per attempt and sends it so to a model that takes it; a lease's
+// model must take it too, or every turn encodes it again.
+func TestLeasePassesTheEncodedToolsOn(t *testing.T) {
+	m := &encodedModel{}
+	p := newPool(t, endpoint.Of("a", m, 1))
+	l, err := p.Acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	em, ok := l.Model().(interface {
+		ChatEncoded(context.Context, *api.ChatRequest, json.RawMessage) (*api.ChatResponse, error)
+	})
+	if !ok {
+		t.Fatal("a lease's model does not take an encoded tool list")
+	}
+	if _, err := em.ChatEncoded(context.Background(), &api.ChatRequest{}, json.RawMessage(`[{"type":"function"}]`)); err != nil {
+		t.Fatal(err)
+	}
+	if m.encoded != 1 || m.plain != 0 {
+		t.Errorf("the endpoint's model was asked plain %d, encoded %d times; want the encoded list passed on", m.plain, m.encoded)
 	}
 }

@@ -2,6 +2,7 @@ package endpoint
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -225,8 +226,30 @@ type leased struct{ l *Lease }
 // Chat sends the request to the lease's endpoint and tells the pool how
 // the endpoint did.
 func (m leased) Chat(ctx context.Context, req *api.ChatRequest) (*api.ChatResponse, error) {
+	resp, err := m.l.ep.Model.Chat(ctx, req)
+	return m.observe(ctx, resp, err)
+}
+
+// encodedTools is a Model that takes the tool list already encoded (the
+// loop encodes it once per attempt), as agent.Ollama does.
+type encodedTools interface {
+	ChatEncoded(ctx context.Context, req *api.ChatRequest, tools json.RawMessage) (*api.ChatResponse, error)
+}
+
+// ChatEncoded is Chat with the tool list already encoded, passed on to an
+// endpoint's model that takes it so: a lease must not cost the loop its
+// encoding once per attempt.
+func (m leased) ChatEncoded(ctx context.Context, req *api.ChatRequest, tools json.RawMessage) (*api.ChatResponse, error) {
+	if em, ok := m.l.ep.Model.(encodedTools); ok && tools != nil {
+		resp, err := em.ChatEncoded(ctx, req, tools)
+		return m.observe(ctx, resp, err)
+	}
+	return m.Chat(ctx, req)
+}
+
+// observe tells the pool how the endpoint did with a request.
+func (m leased) observe(ctx context.Context, resp *api.ChatResponse, err error) (*api.ChatResponse, error) {
 	e := m.l.ep
-	resp, err := e.Model.Chat(ctx, req)
 	switch {
 	case err == nil:
 		m.l.pool.succeeded(e)
