@@ -250,8 +250,7 @@ func (s *Store) loadAttempt(ctx context.Context, id int64) (*StoredAttempt, erro
 			a.stop_reason, a.reward, a.advantage, a.advantage_method, a.turns, a.tool_calls,
 			a.prompt_tokens, a.completion_tokens, a.wall_ms, a.model_ms, a.tool_ms, a.test_ms, a.harness_ms,
 			a.started_at, a.finished_at, a.tries, a.error,
-			(SELECT count(*) FROM tool_calls c WHERE c.attempt_id = a.id AND c.decision = 'deny') AS denials,
-			(SELECT count(*) FROM turns u WHERE u.attempt_id = a.id AND u.truncated = 1) AS truncated
+			a.denials, a.truncated_turns AS truncated
 		FROM attempts a WHERE a.id = ?`, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, &NoAttemptError{ID: id}
