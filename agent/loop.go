@@ -51,6 +51,10 @@ type Config struct {
 	// 0 when unknown. Ollama lowers a num_ctx above it silently, so turns
 	// are judged truncated against EffectiveContext(num_ctx, ContextLength).
 	ContextLength int
+	// CutIsAnError says that the server refuses a prompt longer than its
+	// context instead of cutting it (OpenAI-compatible servers): no turn
+	// is then judged truncated.
+	CutIsAnError bool
 }
 
 var errWallTime = errors.New("wall-time limit reached")
@@ -186,7 +190,9 @@ func Run(ctx context.Context, cfg Config) *Trajectory {
 		if em, ok := cfg.Model.(EndpointModel); ok {
 			tu.Endpoint = em.Endpoint()
 		}
-		tu.Truncated, longest = truncated(resp.PromptEvalCount, longest, limit)
+		if !cfg.CutIsAnError {
+			tu.Truncated, longest = truncated(resp.PromptEvalCount, longest, limit)
+		}
 		tr.Turns = append(tr.Turns, tu)
 		tokens += resp.PromptEvalCount + resp.EvalCount
 

@@ -133,6 +133,7 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 
 		RequestTimeout: plan.RequestTimeout,
 		ContextLength:  r.modelCtx,
+		CutIsAnError:   plan.API == "openai",
 	})
 	give()
 	// Servers go down, and every process of the attempt is ended, before

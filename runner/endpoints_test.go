@@ -334,3 +334,29 @@ func TestOpenAIEndpointRunsTheTask(t *testing.T) {
 		t.Errorf("an Ollama-only option with the OpenAI API: %v", err)
 	}
 }
+
+// TestOpenAIPromptsAreNotTakenForCut: an OpenAI-compatible server refuses
+// a prompt past its context rather than cutting it, and takes no num_ctx:
+// a prompt past the num_ctx the plan keeps is no truncated turn.
+func TestOpenAIPromptsAreNotTakenForCut(t *testing.T) {
+	srv := openaitest.New(ollamatest.Turns(
+		ollamatest.Reply{PromptTokens: 20000, Calls: []ollamatest.Call{call("list_dir", map[string]any{"path": "."})}},
+		ollamatest.Reply{PromptTokens: 20100, Content: "done"},
+	), openaitest.WithModels("qwen"), openaitest.WithContext(100000))
+	defer srv.Close()
+	e, err := endpoint.New(endpoint.OpenAI, endpoint.Spec{URL: srv.URL + "/v1", Slots: 1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, _ := endpoint.NewPool(e)
+	defer pool.Close()
+	f := poolFixture(t, pool)
+	plan := &runner.Plan{Model: "qwen", API: "openai", Suite: quickTask(t), Attempts: 1}
+	f.run(plan, "r1")
+	if got := f.count(`SELECT count(*) FROM turns WHERE prompt_tokens >= 20000`); got != 2 {
+		t.Fatalf("turns with the long prompts: %d, want 2", got)
+	}
+	if got := f.count(`SELECT count(*) FROM turns WHERE truncated = 1`); got != 0 {
+		t.Errorf("%d turns taken for cut on a server that cuts nothing", got)
+	}
+}
