@@ -41,9 +41,16 @@ type canary struct {
 	nonce string
 	// form is the task's report form.
 	form string
-	// goTests are the instrumented Go test functions, by name.
+	// goTests are the instrumented Go test functions, by package (its
+	// import path, as go test -json names it: the module's path, from the
+	// scoring folder's go.mod, and the folder) and name:
+	// "example.com/m/sub::TestX".
 	goTests map[string]bool
-	// pyClasses are the classes of the instrumented Python modules: a
+	// goModule is that module path ("" without a go.mod: then functions
+	// are known by name alone).
+	goModule string
+	// pyClasses are the classes of the instrumented Python modules, by
+	// module file name and class ("test_parse.ParseTest"): a
 	// recorded test of one of them must fail with the nonce.
 	pyClasses map[string]bool
 }
@@ -73,7 +80,8 @@ func plantCanary(t *tasks.Task, work string) (*canary, error) {
 	if !canaryForm(t.Tests.Report) {
 		return nil, nil
 	}
-	c := &canary{nonce: "bench-canary-" + randomHex(8), form: t.Tests.Report, goTests: map[string]bool{}, pyClasses: map[string]bool{}}
+	c := &canary{nonce: "bench-canary-" + randomHex(8), form: t.Tests.Report, goTests: map[string]bool{}, pyClasses: map[string]bool{},
+		goModule: goModulePath(filepath.Join(work, "go.mod"))}
 	err := filepath.WalkDir(t.TestsDir(), func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -90,7 +98,7 @@ func plantCanary(t *tasks.Task, work string) (*canary, error) {
 			return nil
 		}
 		if c.form == tasks.ReportGoTestJSON {
-			return c.instrumentGo(filepath.Join(work, rel))
+			return c.instrumentGo(filepath.Join(work, rel), c.goPackage(filepath.Dir(rel)))
 		}
 		return c.instrumentPy(filepath.Join(work, rel))
 	})
@@ -109,7 +117,7 @@ func plantCanary(t *tasks.Task, work string) (*canary, error) {
 // instrumentGo makes each test function of the Go test file p fail with
 // the nonce once its body passed: a cleanup registered first, which runs
 // last.
-func (c *canary) instrumentGo(p string) error {
+func (c *canary) instrumentGo(p, pkg string) error {
 	if !strings.HasSuffix(p, "_test.go") {
 		return nil
 	}
@@ -126,14 +134,15 @@ func (c *canary) instrumentGo(p string) error {
 		if v == "_" {
 			return m
 		}
-		c.goTests[name] = true
+		c.goTests[pkg+name] = true
 		return fmt.Appendf(slices.Clone(m), " %s.Cleanup(func() {\n\t\tif !%s.Failed() && !%s.Skipped() {\n\t\t\t%s.Error(%q)\n\t\t}\n\t});", v, v, v, v, c.nonce)
 	})
 	return os.WriteFile(p, out, 0o644)
 }
 
 // pyWrap is added to a Python test module (before its `if __name__ ==
-// "__main__":` and at its end): it replaces each test method of the module's TestCase
+// "__main__":` and at its end): it replaces each test method of the
+// module's TestCase
 // classes by one that runs it and, when it passed, fails with NONCE. A
 // test expected to fail fails with NONCE when it did fail, as expected.
 // The failure is raised directly, so a framework patched to swallow
@@ -281,7 +290,7 @@ func (c *canary) instrumentPy(p string) error {
 		return nil
 	}
 	for name := range tests {
-		c.pyClasses[name] = true
+		c.pyClasses[strings.TrimSuffix(filepath.Base(p), ".py")+"."+name] = true
 	}
 	// Before a main guard (a module run as a script runs its tests
 	// there), and at the end, for classes defined after it.
@@ -301,11 +310,29 @@ func (c *canary) instrumentPy(p string) error {
 func (c *canary) required(id string) bool {
 	switch c.form {
 	case tasks.ReportGoTestJSON:
-		_, name, ok := strings.Cut(id, "::")
-		return ok && !strings.Contains(name, "/") && c.goTests[name]
+		pkg, name, ok := strings.Cut(id, "::")
+		if c.goModule == "" {
+			pkg = ""
+		} else {
+			pkg += "::"
+		}
+		return ok && !strings.Contains(name, "/") && c.goTests[pkg+name]
 	case tasks.ReportUnittest:
 		parts := strings.Split(id, ".")
-		return len(parts) >= 3 && c.pyClasses[parts[len(parts)-2]]
+		if len(parts) < 3 {
+			return false
+		}
+		module, class := parts[len(parts)-3], parts[len(parts)-2]
+		if module != "__main__" {
+			return c.pyClasses[module+"."+class]
+		}
+		// A module run as a script: its tests are __main__'s.
+		for k := range c.pyClasses {
+			if strings.HasSuffix(k, "."+class) {
+				return true
+			}
+		}
+		return false
 	}
 	return false
 }
@@ -346,6 +373,32 @@ func (c *canary) check(first, cases []testreport.Case, recorded []string) (probl
 		}
 	}
 	return problem, missing, checked
+}
+
+// goPackage is the key prefix of the Go tests of folder dir (relative,
+// of the scoring folder): "import/path::", or "" without a module path.
+func (c *canary) goPackage(dir string) string {
+	if c.goModule == "" {
+		return ""
+	}
+	if dir == "." {
+		return c.goModule + "::"
+	}
+	return c.goModule + "/" + filepath.ToSlash(dir) + "::"
+}
+
+// goModulePath reads the module path of a go.mod ("" when there is none).
+func goModulePath(p string) string {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "module" {
+			return strings.Trim(f[1], `"`)
+		}
+	}
+	return ""
 }
 
 // randomHex is n random bytes in hex.

@@ -218,6 +218,10 @@ func TestCanaryRunOnTestPatterns(t *testing.T) {
 		"class HiddenRecipeTest(unittest.TestCase):\n    def assertEqual(self, a, b, msg=None):\n        super().assertEqual(a, b, msg)\n\n", 1)
 	// Z4: class-level expectedFailure with a test that fails as expected.
 	xfail := hidden + "\n\n@unittest.expectedFailure\nclass HiddenXfail(unittest.TestCase):\n    def test_known(self):\n        self.assertEqual(1, 2)\n"
+	// A hidden test class named like a class of the workspace's own tests,
+	// both run: the workspace's is not instrumented, and must not be
+	// required to fail.
+	sameName := strings.Replace(hidden, "class HiddenRecipeTest(", "class RecipeTest(", 1)
 	// Z5: a __main__ guard not matched by the regex, run as a script.
 	guard := strings.Replace(hidden, `if __name__ == "__main__":`, `if (__name__ == "__main__"):`, 1)
 	sb := sandboxtest.New(t)
@@ -232,6 +236,7 @@ func TestCanaryRunOnTestPatterns(t *testing.T) {
 		{"a hidden test class that overrides assertEqual", sol, override, "", true},
 		{"a class marked expectedFailure", sol, xfail, "", true},
 		{"a module run as a script, its main guard in parentheses", sol, guard, "python3 test_recipe_hidden.py -v", true},
+		{"a hidden class named like one of the workspace's tests", sol, sameName, "python3 -m unittest -v test_recipe test_recipe_hidden", true},
 	}
 	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
