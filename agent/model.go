@@ -223,8 +223,15 @@ func (o *Ollama) post(ctx context.Context, req *api.ChatRequest, tools json.RawM
 		}
 		out = accumulate(out, &l.ChatResponse)
 	}
-	// As api.Client, a read error ends the reply without an error of its
-	// own: what was read is the reply, and nothing is "empty reply".
+	// Unlike api.Client, a reply cut short (a read error, or no line with
+	// done) is an error: taken for whole, it would be scored as the
+	// model's answer.
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read the reply of %s: %w", o.host, err)
+	}
+	if out != nil && !out.Done {
+		return nil, fmt.Errorf("the reply of %s ended before its last line (no \"done\": true)", o.host)
+	}
 	return out, nil
 }
 

@@ -213,3 +213,31 @@ func TestChatAllocatesLittle(t *testing.T) {
 		t.Errorf("%d bytes allocated per request (client and fake server), want under 1 MB", per)
 	}
 }
+
+// TestChatRefusesAReplyCutShort: a reply whose lines end before the one
+// with "done": true (a server that streamed and dropped the connection)
+// is an error, never the model's answer.
+func TestChatRefusesAReplyCutShort(t *testing.T) {
+	tests := []struct {
+		name, body string
+		wantErr    bool
+	}{
+		{"whole", `{"message":{"role":"assistant","content":"hel"},"done":false}` + "\n" + `{"message":{"role":"assistant","content":"lo"},"done":true}` + "\n", false},
+		{"cut after its first line", `{"message":{"role":"assistant","content":"hel"},"done":false}` + "\n", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := agent.NewOllama(rawServer(t, http.StatusOK, tt.body), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp, err := m.Chat(context.Background(), &api.ChatRequest{Model: "m"})
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("reply %+v, error %v; want an error: %v", resp, err, tt.wantErr)
+			}
+			if err == nil && resp.Message.Content != "hello" {
+				t.Errorf("content %q, want the lines joined", resp.Message.Content)
+			}
+		})
+	}
+}
