@@ -367,7 +367,9 @@ func runAttempts[T any](ctx context.Context, s *Store, runID string, extraColumn
 				}
 			}
 			if !taskOK {
-				continue
+				// The store refuses such an attempt (attempts reference
+				// run_tasks); were one there, it is not dropped quietly.
+				return nil, fmt.Errorf("an attempt of task %q, which run %q does not list", r.Task, runID)
 			}
 			r.Task = task.name
 			status.intern(&r.Status)
