@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -186,7 +185,7 @@ func TestOpenAIErrorsSayWhatToDo(t *testing.T) {
 	_, model := newOpenAI(t, ollamatest.Turns(), openaitest.WithModels("qwen3"), openaitest.WithoutTools("base"), openaitest.WithContext(50))
 	tool := []api.Tool{{Type: "function", Function: api.ToolFunction{Name: "t", Description: "d"}}}
 	long := strings.Repeat("word ", 60)
-	dead, _ := agent.NewOpenAI("http://"+closedAddr(t), nil)
+	dead, _ := agent.NewOpenAI(closedPort(t), nil)
 	tests := []struct {
 		name  string
 		model agent.Model
@@ -255,16 +254,4 @@ func TestCheckOpenAIOptions(t *testing.T) {
 	if _, err := agent.NewOpenAI("gpu1:8000", nil); err == nil {
 		t.Error("a URL without a scheme was accepted")
 	}
-}
-
-// closedAddr is an address where nothing listens.
-func closedAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
 }

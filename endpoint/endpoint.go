@@ -94,11 +94,10 @@ type Endpoint struct {
 	identify func(context.Context, *Endpoint, string) (string, error)
 
 	// Guarded by the pool's lock.
-	busy      int
-	failures  int
-	down      bool
-	probing   bool
-	lastError string
+	busy     int
+	failures int
+	down     bool
+	probing  bool
 }
 
 // New makes the endpoint of spec for api, with its client. A nil hc is

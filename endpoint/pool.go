@@ -283,7 +283,6 @@ func (p *Pool) succeeded(e *Endpoint) {
 func (p *Pool) failed(e *Endpoint, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	e.lastError = err.Error()
 	if e.down {
 		return // already out: one failure is enough to count
 	}

@@ -90,28 +90,6 @@ func (r *TestResult) Reward() int {
 	return 0
 }
 
-// PassedFraction is the share of the recorded tests (or, for a task not
-// yet recorded, of the reported tests) that passed; -1 when the task gives
-// no per-test report.
-func (r *TestResult) PassedFraction(recorded []string) float64 {
-	if r == nil || r.Basis != BasisTests {
-		return -1
-	}
-	if len(recorded) == 0 {
-		if len(r.Cases) == 0 {
-			return 0
-		}
-		n := 0
-		for _, c := range r.Cases {
-			if c.Outcome == testreport.Pass {
-				n++
-			}
-		}
-		return float64(n) / float64(len(r.Cases))
-	}
-	return float64(len(recorded)-len(r.Failed)) / float64(len(recorded))
-}
-
 // Scorer runs hidden tests in fresh scoring folders: a new copy of the
 // task's workspace/, the agent's changes to the files that count as its
 // result, then tests/; as a fresh sandbox user with a new HOME, the system

@@ -17,9 +17,12 @@ import (
 // its reference solution in the attempt's workspace: collecting the
 // agent's change (walk, compare, diff), making the scoring folder (a
 // workspace copy, the change, tests/), and the sandbox around a test
-// command that does nothing, with the clean-up of its user's processes.
-// Reported per attempt: collect-ms, score-ms (all of scoring with an empty
-// test command), and their sum.
+// command that does nothing (its PID namespace ends its processes).
+// Reported per attempt: collect-ms, and score-ms, all of scoring with an
+// empty test command, collect-ms included. With no per-test report there
+// is no canary run: a passing attempt of a go-test-json or unittest task
+// pays a second scoring run beside this (about score-ms again, plus its
+// tests' own time).
 //
 //	go test -run '^$' -bench ScoringCost -benchtime 50x ./evaluator/
 func BenchmarkScoringCost(b *testing.B) {

@@ -135,24 +135,17 @@ func (v *Validation) judge(record *tasks.Record) {
 		}
 		return
 	}
-	if unt.ReportError != "" && sol != nil && sol.Passed {
-		// An untouched workspace may well break the report (a syntax
-		// error, a crash): its tests then all count as failing.
-		unt.Cases = nil
-	}
 	if sol == nil || !sol.Passed {
 		return
 	}
-	passed := func(cases []testreport.Case) map[string]bool {
-		m := map[string]bool{}
-		for _, c := range cases {
-			if c.Outcome == testreport.Pass {
-				m[c.ID] = true
-			}
+	// An untouched workspace may well break the report (a syntax error, a
+	// crash): it then has no cases, and all its tests count as failing.
+	up := map[string]bool{}
+	for _, c := range unt.Cases {
+		if c.Outcome == testreport.Pass {
+			up[c.ID] = true
 		}
-		return m
 	}
-	sp, up := passed(sol.Cases), passed(unt.Cases)
 	r := &tasks.Record{Report: t.Tests.Report}
 	for _, c := range sol.Cases {
 		switch {
@@ -163,7 +156,6 @@ func (v *Validation) judge(record *tasks.Record) {
 			r.FailToPass = append(r.FailToPass, c.ID)
 		}
 	}
-	_ = sp
 	if len(r.FailToPass) == 0 {
 		v.Problems = append(v.Problems, "no test fails on the untouched workspace and passes with the solution: the tests do not test the task")
 		return
