@@ -60,6 +60,9 @@ type TestResult struct {
 	// CanaryDuration is how long the canary run took, when there was one
 	// (passing tests with canaries bench could plant; not stored).
 	CanaryDuration time.Duration
+	// CanaryTimedOut says that the timeout was the canary run's, the
+	// first run having passed: the reference is then timed the same way.
+	CanaryTimedOut bool
 	// CanaryNote says why a canary run could not tell a real report from
 	// a forged one (a property of the task's tests); "" otherwise.
 	CanaryNote string
@@ -120,11 +123,21 @@ func (s *Scorer) Score(ctx context.Context, t *tasks.Task, workspace string) (*T
 	if err != nil {
 		return nil, fmt.Errorf("score task %s: %w", t.ID, err)
 	}
-	res, err := s.Run(ctx, t, change)
+	res, err := s.RunScored(ctx, t, change)
 	if err != nil {
 		return nil, err
 	}
 	res.Change = change
+	return res, nil
+}
+
+// RunScored is Run, then, when the tests passed, the canary run that
+// tells a real report from a forged one: the whole of scoring a change.
+func (s *Scorer) RunScored(ctx context.Context, t *tasks.Task, change *Change) (*TestResult, error) {
+	res, err := s.Run(ctx, t, change)
+	if err != nil {
+		return nil, err
+	}
 	if res.Passed && t.Tests.CanaryOr() && canaryForm(t.Tests.Report) {
 		if err := s.canaryRun(ctx, t, change, res); err != nil {
 			return nil, err
@@ -202,7 +215,7 @@ func (s *Scorer) canaryRun(ctx context.Context, t *tasks.Task, change *Change, r
 	case problem == "" && cres.TimedOut:
 		// Judged as any timeout of the hidden tests: against the
 		// reference solution's time, by the caller.
-		res.Passed, res.TimedOut, res.Cases = false, true, nil
+		res.Passed, res.TimedOut, res.CanaryTimedOut, res.Cases = false, true, true, nil
 		res.Failed = t.Record.Tests()
 		res.Output += fmt.Sprintf("\n[bench: the canary run (the same tests, run again instrumented) ran past the timeout (%s); reward 0]\n[bench: the canary run's output]\n%s", took, cres.Output)
 		return nil

@@ -223,17 +223,23 @@ func (r *Runner) timeoutIsTheMachines(ctx context.Context, scorer *evaluator.Sco
 	case !ok:
 		return "" // the task has no reference to compare with: the agent's timeout stands
 	}
-	ref, err := scorer.Run(ctx, t, change)
+	// A timeout of the canary run is compared with the reference's canary
+	// run, instrumented the same way.
+	run, took := scorer.Run, func(r *evaluator.TestResult) time.Duration { return r.Duration }
+	if res.CanaryTimedOut {
+		run, took = scorer.RunScored, func(r *evaluator.TestResult) time.Duration { return max(r.Duration, r.CanaryDuration) }
+	}
+	ref, err := run(ctx, t, change)
 	switch {
 	case ctx.Err() != nil:
 		return ""
 	case err != nil:
 		return fmt.Sprintf("the hidden tests ran past their timeout of %s, and the reference solution's could not be run to compare: %v", limit, err)
 	}
-	res.RefDuration = ref.Duration
-	if ref.TimedOut || ref.Duration >= limit {
+	res.RefDuration = took(ref)
+	if ref.TimedOut || res.RefDuration >= limit {
 		return fmt.Sprintf("the hidden tests ran past their timeout of %s, and so did the reference solution's right after (%s; %s when the environment was prepared): the machine is overloaded, the timeout says nothing of the agent",
-			limit, ref.Duration.Round(time.Millisecond), env.Meta.RefTest.Round(time.Millisecond))
+			limit, res.RefDuration.Round(time.Millisecond), env.Meta.RefTest.Round(time.Millisecond))
 	}
 	return ""
 }

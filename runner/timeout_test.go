@@ -11,6 +11,7 @@ import (
 	"github.com/benchhq/bench/internal/ollamatest"
 	"github.com/benchhq/bench/results"
 	"github.com/benchhq/bench/runner"
+	"github.com/benchhq/bench/tasks"
 )
 
 // slowTask is a task whose hidden tests sleep past their 2 s timeout when
@@ -116,4 +117,58 @@ func processes(s string) []string {
 		}
 	}
 	return out
+}
+
+// TestCanaryRunTimeoutIsJudgedAgainstTheReferencesCanaryRun: a timeout of
+// the canary run (the hidden tests instrumented, after they passed) is
+// compared with the reference solution's canary run, not with its plain
+// run: where the instrumented tests are slow for any solution, the
+// machine, not the agent, is to blame; where only the agent's are, 0.
+func TestCanaryRunTimeoutIsJudgedAgainstTheReferencesCanaryRun(t *testing.T) {
+	test := `import os, time, unittest
+
+
+class T(unittest.TestCase):
+    def test_answer(self):
+        answer = open("answer.txt").read()
+        if "_bench_" + "instrument_" in open(__file__).read() and (EVERYONE or "slow" in answer):
+            time.sleep(600)
+        self.assertIn("42", answer)
+`
+	for _, tc := range []struct {
+		name     string
+		everyone bool
+		status   results.AttemptStatus
+	}{
+		{"the agent's", false, results.StatusFinished},
+		{"the machine's", true, results.StatusInfraError},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := strings.Replace(test, "EVERYONE", map[bool]string{false: "False", true: "True"}[tc.everyone], 1)
+			suite := writeTask(t, "format = 1\ninstruction = \"x\"\n[tests]\ncommand = \"python3 -m unittest -v test_answer\"\nreport = \"unittest\"\ntimeout = \"3s\"\nresult = [\"answer.txt\"]\n",
+				map[string]string{"workspace/answer.txt": "?\n", "tests/test_answer.py": src, "solution/solve.sh": "echo 42 > answer.txt\n"})
+			if err := suite.Tasks[0].WriteRecord(&tasks.Record{FailToPass: []string{"test_answer.T.test_answer"}}); err != nil {
+				t.Fatal(err)
+			}
+			f := newFixture(t, ollamatest.Turns(
+				ollamatest.Reply{Calls: []ollamatest.Call{call("write_file", map[string]any{"path": "answer.txt", "content": "42 slow\n"})}},
+				ollamatest.Reply{Content: "done"},
+			))
+			f.run(&runner.Plan{Model: "fake", Suite: suite, Attempts: 1, MaxTries: 1}, "r1")
+			var a struct {
+				Status results.AttemptStatus `db:"status"`
+				Reward *float64              `db:"reward"`
+				Error  string                `db:"error"`
+			}
+			if err := f.store.DB().Get(&a, `SELECT status, reward, coalesce(error, '') AS error FROM attempts`); err != nil {
+				t.Fatal(err)
+			}
+			if a.Status != tc.status {
+				t.Fatalf("status %s (reward %v, error %q), want %s", a.Status, a.Reward, a.Error, tc.status)
+			}
+			if tc.status == results.StatusFinished && (a.Reward == nil || *a.Reward != 0) {
+				t.Errorf("reward %v, want 0", a.Reward)
+			}
+		})
+	}
 }
