@@ -151,6 +151,7 @@ func Run(ctx context.Context, cfg Config) *Trajectory {
 		t0 := time.Now()
 		resp, err := chat(ctx, cfg, req, toolsJSON)
 		if err != nil {
+			tr.Unanswered = time.Since(t0)
 			if wallTimeUp(ctx) {
 				// The model had not answered when the attempt's time ran
 				// out: a server that is slow or stuck, not the agent's

@@ -127,6 +127,9 @@ type Trajectory struct {
 	Err string
 	// Wall is the loop's whole duration.
 	Wall time.Duration
+	// Unanswered is how long the last request waited when the model never
+	// answered it (the loop then ended): model time that no turn holds.
+	Unanswered time.Duration
 }
 
 // PromptTokens sums prompt tokens over the turns.

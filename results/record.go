@@ -176,6 +176,7 @@ func (a *Attempt) Times() Times {
 		for _, u := range tr.Turns {
 			t.Model += u.Wall
 		}
+		t.Model += tr.Unanswered
 		for _, c := range tr.Calls {
 			t.Tools += c.Duration
 		}

@@ -170,3 +170,13 @@ func fixtureTest(r, idx int) *evaluator.TestResult {
 		},
 	}
 }
+
+// TestTimesCountAnUnansweredRequestAsTheModels: a request the model never
+// answered (the attempt then ends) is model time, not the harness's.
+func TestTimesCountAnUnansweredRequestAsTheModels(t *testing.T) {
+	a := &results.Attempt{StartedAt: fixtureStart, FinishedAt: fixtureStart.Add(10 * time.Second),
+		Trajectory: &agent.Trajectory{Turns: []agent.Turn{{Wall: time.Second}}, Unanswered: 8 * time.Second}}
+	if got := a.Times(); got.Model != 9*time.Second || got.Harness != time.Second {
+		t.Errorf("times %+v: want 9s of model time (a turn and the unanswered request) and 1s of the harness's", got)
+	}
+}
