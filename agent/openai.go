@@ -173,6 +173,11 @@ func (o *OpenAI) Chat(ctx context.Context, req *api.ChatRequest) (*api.ChatRespo
 	if len(r.Choices) == 0 {
 		return nil, &ModelError{API: OpenAIAPI, Host: o.base, Model: req.Model, Err: errors.New("reply has no choices")}
 	}
+	if r.Usage == nil {
+		// Without it every turn would be stored as 0 tokens, the token
+		// limit never reached and the tools' overhead measured as nothing.
+		return nil, &ModelError{API: OpenAIAPI, Host: o.base, Model: req.Model, Err: errors.New(`reply has no "usage" counts, which bench counts tokens by`)}
+	}
 	out := fromOpenAI(req, &r)
 	out.TotalDuration = time.Since(start)
 	return out, nil

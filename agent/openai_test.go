@@ -255,3 +255,16 @@ func TestCheckOpenAIOptions(t *testing.T) {
 		t.Error("a URL without a scheme was accepted")
 	}
 }
+
+// TestOpenAIReplyWithoutUsageIsAnError: a chat completion without its
+// "usage" counts is refused, rather than stored as turns of 0 tokens.
+func TestOpenAIReplyWithoutUsageIsAnError(t *testing.T) {
+	body := `{"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}`
+	m, err := agent.NewOpenAI(rawServer(t, http.StatusOK, body), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Chat(context.Background(), &api.ChatRequest{Model: "m"}); err == nil || !strings.Contains(err.Error(), "usage") {
+		t.Errorf("a reply without usage: %v, want an error that says so", err)
+	}
+}
