@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -243,7 +244,14 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		var conflict error
 		fs.Visit(func(fl *flag.Flag) {
 			if !paces[fl.Name] && conflict == nil {
-				conflict = usagef("run: --resume and --%s conflict: a resumed run keeps its plan (it may change only --concurrency, --max-tries, --request-timeout, --server-start-timeout, --keep-workspaces, --sandbox, --host, --allow-mixed-models, --no-progress)", fl.Name)
+				var may []string
+				for name := range paces {
+					if name != "resume" && name != "db" && name != "j" {
+						may = append(may, "--"+name)
+					}
+				}
+				sort.Strings(may)
+				conflict = usagef("run: --resume and --%s conflict: a resumed run keeps its plan (it may change only %s)", fl.Name, strings.Join(may, ", "))
 			}
 		})
 		if conflict != nil {
