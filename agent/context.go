@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/ollama/ollama/api"
+	ollamamodel "github.com/ollama/ollama/types/model"
 )
 
 // ContextLength asks the server for the model's own context length, the
@@ -15,13 +18,30 @@ import (
 // the client (only its log says so), and then cuts prompts at the lower
 // value: truncation must be judged against EffectiveContext. It returns 0
 // when the server does not say; a model that is not pulled or a server that
-// does not answer is a *ModelError with its Hint.
+// does not answer is a *ModelError with its Hint. So is a model whose
+// capabilities, when the server lists them, lack tools (ErrNoTools): every
+// request of an attempt offers tools, and each would fail.
 func (o *Ollama) ContextLength(ctx context.Context, model string) (int, error) {
 	resp, err := o.client.Show(ctx, &api.ShowRequest{Model: model})
 	if err != nil {
 		return 0, &ModelError{Host: o.host, Model: model, Err: err}
 	}
+	if len(resp.Capabilities) > 0 && !slices.Contains(resp.Capabilities, ollamamodel.CapabilityTools) {
+		return 0, &ModelError{Host: o.host, Model: model, Err: fmt.Errorf("%w (its capabilities: %s)", ErrNoTools, joinCapabilities(resp.Capabilities))}
+	}
 	return contextLengthOf(resp.ModelInfo)
+}
+
+// ErrNoTools is a model's own answer, from the capabilities the server
+// lists for it, that it cannot take tools.
+var ErrNoTools = errors.New("the model does not support tools")
+
+func joinCapabilities(caps []ollamamodel.Capability) string {
+	s := make([]string, len(caps))
+	for i, c := range caps {
+		s[i] = string(c)
+	}
+	return strings.Join(s, ", ")
 }
 
 // OnlyUnknown reports whether an error of ContextLength means only that

@@ -316,6 +316,9 @@ func (e *ModelError) Hint() string {
 	if errors.As(e.Err, &h) {
 		return h.hint(e) // another backend's errors (OpenAIError)
 	}
+	if errors.Is(e.Err, ErrNoTools) {
+		return e.noToolsHint()
+	}
 	var se api.StatusError
 	if errors.As(e.Err, &se) {
 		msg := strings.ToLower(se.ErrorMessage)
@@ -323,7 +326,7 @@ func (e *ModelError) Hint() string {
 		case se.StatusCode == http.StatusNotFound && strings.Contains(msg, "not found"):
 			return fmt.Sprintf("the model %s is not pulled: run `ollama pull %s`", e.Model, e.Model)
 		case se.StatusCode == http.StatusBadRequest && strings.Contains(msg, "does not support tools"):
-			return fmt.Sprintf("the model %s cannot take tools: pick a model with tool support (for example qwen3:0.6b or llama3.1:8b; `ollama show MODEL` lists its capabilities)", e.Model)
+			return e.noToolsHint()
 		}
 		return ""
 	}
@@ -334,6 +337,10 @@ func (e *ModelError) Hint() string {
 		return fmt.Sprintf("no Ollama server answers at %s: start it with `ollama serve`, or set OLLAMA_HOST to where it runs", e.Host)
 	}
 	return ""
+}
+
+func (e *ModelError) noToolsHint() string {
+	return fmt.Sprintf("the model %s cannot take tools: pick a model with tool support (for example qwen3:0.6b or llama3.1:8b; `ollama show MODEL` lists its capabilities)", e.Model)
 }
 
 // WithHint returns err followed, on a line of its own, by what to do

@@ -124,9 +124,28 @@ type Lease struct {
 // Acquire waits for a free slot and returns its lease; the error is
 // ctx's when it ends first.
 func (p *Pool) Acquire(ctx context.Context) (*Lease, error) {
+	return p.acquire(ctx, p.pick)
+}
+
+// AcquireOn waits for a free slot of e itself, in service or not (e is one
+// of the pool's: what must be asked of one endpoint, such as the tool
+// overhead measured with one model's weights, shares its slots with the
+// attempts).
+func (p *Pool) AcquireOn(ctx context.Context, e *Endpoint) (*Lease, error) {
+	return p.acquire(ctx, func() *Endpoint {
+		if e.Slots > 0 && e.busy >= e.Slots {
+			return nil
+		}
+		return e
+	})
+}
+
+// acquire waits until pick, called with p.mu held, gives an endpoint, and
+// leases a slot of it.
+func (p *Pool) acquire(ctx context.Context, pick func() *Endpoint) (*Lease, error) {
 	for {
 		p.mu.Lock()
-		e := p.pick()
+		e := pick()
 		if e != nil {
 			e.busy++
 			p.mu.Unlock()

@@ -357,6 +357,25 @@ func MeasureLimited(ctx context.Context, slots *semaphore.Weighted, model agent.
 
 // definitions converts every set's tools as the agent loop would, refusing
 // what a run would refuse.
+// Requests is how many requests Measure sends for sets: one per distinct
+// configuration (no tools, every tool, each set, each tool alone), so that
+// a caller can keep that many model slots for the measurement.
+func Requests(sets []ToolSet) int {
+	configs := map[string]bool{"": true}
+	var all []string
+	for _, s := range sets {
+		names := make([]string, len(s.Tools))
+		for i, t := range s.Tools {
+			names[i] = t.Spec().Name
+			configs[names[i]] = true
+		}
+		configs[strings.Join(names, "\x00")] = true
+		all = append(all, names...)
+	}
+	configs[strings.Join(all, "\x00")] = true
+	return len(configs)
+}
+
 func definitions(sets []ToolSet) ([][]api.Tool, error) {
 	setNames := map[string]bool{}
 	owner := map[string]string{}

@@ -340,3 +340,31 @@ func TestMeasureCanceled(t *testing.T) {
 		t.Errorf("error %v, want context.Canceled", err)
 	}
 }
+
+// Requests says beforehand how many requests Measure sends.
+func TestRequests(t *testing.T) {
+	tools := builtins(t)
+	tests := []struct {
+		name string
+		sets []overhead.ToolSet
+	}{
+		{"no sets", nil},
+		{"an empty set", []overhead.ToolSet{{Name: "empty"}}},
+		{"one tool", []overhead.ToolSet{memorySet()}},
+		{"builtins", []overhead.ToolSet{{Name: overhead.BuiltinSet, Tools: tools}}},
+		{"builtins and servers", []overhead.ToolSet{{Name: overhead.BuiltinSet, Tools: tools[:2]}, issuesSet(), memorySet()}},
+		{"a single-tool set beside another", []overhead.ToolSet{memorySet(), issuesSet()}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, srv := model(t, nil)
+			r, err := overhead.Measure(context.Background(), m, "fake", map[string]any{"num_ctx": int64(16384)}, 0, tt.sets)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := overhead.Requests(tt.sets); got != r.Requests || got != len(srv.Requests()) {
+				t.Errorf("Requests = %d; Measure sent %d (server saw %d)", got, r.Requests, len(srv.Requests()))
+			}
+		})
+	}
+}

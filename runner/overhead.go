@@ -2,13 +2,16 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
+	"github.com/ollama/ollama/api"
 	"golang.org/x/sync/semaphore"
 
 	"github.com/benchhq/bench/agent"
 	"github.com/benchhq/bench/bound"
+	"github.com/benchhq/bench/endpoint"
 	"github.com/benchhq/bench/overhead"
 	"github.com/benchhq/bench/results"
 )
@@ -19,6 +22,9 @@ import (
 // against from then on. A model that is not pulled stops the run here.
 func (r *Runner) modelContext(ctx context.Context, plan *Plan) (int, error) {
 	n, err := agent.ModelContextLength(ctx, r.pool.First().Model, plan.Model)
+	if errors.Is(err, agent.ErrNoTools) {
+		return 0, agent.WithHint(err)
+	}
 	if agent.OnlyUnknown(err) {
 		r.logf("warning: the model server did not give the context length of %s (%v): truncation is judged against num_ctx alone, and a num_ctx above the model's own length would go unnoticed", plan.Model, err)
 		return 0, nil
@@ -36,24 +42,25 @@ func (r *Runner) modelContext(ctx context.Context, plan *Plan) (int, error) {
 // measureOverhead measures, per arm, the prompt tokens its tool sets add
 // to every request: one minimal request per configuration against the
 // run's model, on one endpoint (the first in service): the tokens are the
-// model's, not the server's, and checkModel made sure that every endpoint
-// serves the same one. Its first requests are also the check of the model before
-// the first attempt: a server that is down, a model that is not pulled or
-// one that cannot take tools stops the run here, with what to do.
+// model's weights', and one endpoint gives them all even when the
+// endpoints serve different weights (--allow-mixed-models). Its first
+// requests are also the check of the model before anything is stored: a
+// server that is down, a model that is not pulled or one that cannot take
+// tools stops the run, with what to do.
 //
-// The requests of every arm go at once, as many in flight as the plan's
-// concurrency (the model server's parallel slots, as the attempts use
-// them): the measurement takes the time of a few requests, not of all.
-func (r *Runner) measureOverhead(ctx context.Context, plan *Plan, armSets map[string][]overhead.ToolSet) ([]*overhead.Report, error) {
-	model := r.pool.First().Model
-	slots := semaphore.NewWeighted(int64(plan.Concurrency))
+// The requests of every arm go at once, as many in flight as slots: model
+// slots of the run that the caller holds for the measurement, while the
+// first attempts use the others.
+func (r *Runner) measureOverhead(ctx context.Context, plan *Plan, armSets map[string][]overhead.ToolSet, slots int) ([]*overhead.Report, error) {
+	model := onEndpoint{pool: r.pool, ep: r.pool.First()}
+	sem := semaphore.NewWeighted(int64(max(slots, 1)))
 	reps := make([]*overhead.Report, len(plan.Arms))
 	errs := make([]error, len(plan.Arms))
 	var wg sync.WaitGroup
 	for i, arm := range plan.Arms {
 		r.logf("arm %s: measuring what its tools cost in prompt tokens (one short request per tool and tool set)", arm.Name)
 		wg.Go(func() {
-			reps[i], errs[i] = overhead.MeasureLimited(ctx, slots, model, plan.Model, plan.Options, r.modelCtx, armSets[arm.Name])
+			reps[i], errs[i] = overhead.MeasureLimited(ctx, sem, model, plan.Model, plan.Options, r.modelCtx, armSets[arm.Name])
 		})
 	}
 	wg.Wait()
@@ -137,4 +144,31 @@ func (r *Runner) unmeasured(ctx context.Context, run *results.Run, plan *Plan) (
 		r.logf("arm %s: its tools cost %s prompt tokens a request, as measured when the run started (%s); not measured again", a.Name, bound.Of(o.Tokens, o.Truncated), o.MeasuredAt.Local().Format("2006-01-02 15:04"))
 	}
 	return &p, nil
+}
+
+// overheadRequests is how many requests measureOverhead sends for plan.
+func overheadRequests(plan *Plan, armSets map[string][]overhead.ToolSet) int {
+	n := 0
+	for _, arm := range plan.Arms {
+		n += overhead.Requests(armSets[arm.Name])
+	}
+	return n
+}
+
+// onEndpoint sends each request on a slot of one endpoint of the pool,
+// leased for it as an attempt leases one, so that the measurement and the
+// attempts beside it never give an endpoint more than its slots.
+type onEndpoint struct {
+	pool *endpoint.Pool
+	ep   *endpoint.Endpoint
+}
+
+// Chat sends req on a slot of the endpoint, leased for it.
+func (m onEndpoint) Chat(ctx context.Context, req *api.ChatRequest) (*api.ChatResponse, error) {
+	lease, err := m.pool.AcquireOn(ctx, m.ep)
+	if err != nil {
+		return nil, err
+	}
+	defer lease.Release()
+	return lease.Model().Chat(ctx, req)
 }

@@ -174,10 +174,12 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 	}
 	defer lock.Release()
 	// Before the first attempt, and before anything is stored: the model's
-	// own context length (a num_ctx above it is lowered silently), each arm's
-	// tools (its servers started once), what they cost in prompt tokens
-	// (which also checks the model server, the model and its tool
-	// support), and each task's own servers with no name colliding.
+	// own context length (a num_ctx above it is lowered silently), each
+	// arm's tools (its servers started once), each task's own servers with
+	// no name colliding, and the tasks' prepared environments. What the
+	// tools cost in prompt tokens (which also checks the model server, the
+	// model and its tool support) is measured beside the first attempts,
+	// before anything is stored.
 	if r.modelCtx, err = r.modelContext(ctx, plan); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrPreflight, err)
 	}
@@ -189,18 +191,6 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 		}
 		armSets[arm.Name] = sets
 	}
-	// A run continued keeps the measurement of its start: the plan is the
-	// same (compatible), and measuring again would only be thrown away.
-	measure := plan
-	if run != nil {
-		if measure, err = r.unmeasured(ctx, run, plan); err != nil {
-			return nil, err
-		}
-	}
-	reps, err := r.measureOverhead(ctx, measure, armSets)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrPreflight, err)
-	}
 	if err := r.checkTaskServers(ctx, plan, armSets); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrPreflight, err)
 	}
@@ -210,15 +200,18 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 	}
 	defer releaseEnvs()
 	r.envs = envs
+	// A run continued keeps the measurement of its start: the plan is the
+	// same (compatible), and measuring again would only be thrown away.
+	measure := plan
+	if run != nil {
+		if measure, err = r.unmeasured(ctx, run, plan); err != nil {
+			return nil, err
+		}
+	}
+	stored := run != nil
 	if run == nil {
 		run = r.newRun(plan, runID)
 		run.ModelDigest = digest
-		if err := r.Store.CreateRun(ctx, run); err != nil {
-			return nil, fmt.Errorf("create run %s: %w", runID, err)
-		}
-	}
-	if err := r.saveOverhead(ctx, run.ID, reps); err != nil {
-		return nil, err
 	}
 	done, err := r.Store.FinishedKeys(ctx, run.ID)
 	if err != nil {
@@ -237,10 +230,48 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 		todo = append(todo, j)
 	}
 
-	bar := newProgress(r.Progress, r.Lines, len(todo)+out.Skipped, out.Skipped)
-	// A failure to store stops the run: no attempt starts after it.
+	// A failure to store, or of the measurement, stops the run: no attempt
+	// starts after it.
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
+	r.looping = make(chan struct{}, plan.Concurrency)
+	// The tool overhead is measured while the first attempts run: it holds
+	// as many model slots as it has requests (up to all of them), and the
+	// attempts start on the others rather than wait for it with slots
+	// idle. It is still the check of the model: until it is over (and the
+	// run is created) nothing is stored, and when it fails the attempts
+	// are stopped and thrown away, and the run never existed.
+	held := min(plan.Concurrency, overheadRequests(measure, armSets))
+	for range held {
+		r.looping <- struct{}{}
+	}
+	measured := make(chan struct{})
+	var preflightErr error
+	go func() {
+		defer close(measured)
+		reps, err := r.measureOverhead(runCtx, measure, armSets, held)
+		for range held {
+			<-r.looping
+		}
+		if err != nil {
+			preflightErr = fmt.Errorf("%w: %w", ErrPreflight, err)
+			stopRun()
+			return
+		}
+		if !stored {
+			if err := r.Store.CreateRun(ctx, run); err != nil {
+				preflightErr = fmt.Errorf("create run %s: %w", runID, err)
+				stopRun()
+				return
+			}
+		}
+		if err := r.saveOverhead(ctx, run.ID, reps); err != nil {
+			preflightErr = err
+			stopRun()
+		}
+	}()
+
+	bar := newProgress(r.Progress, r.Lines, len(todo)+out.Skipped, out.Skipped)
 	saves := newSaver(ctx, r.Store, plan.Concurrency, func(a *results.Attempt) {
 		out.Ran++
 		if a.Status == results.StatusInfraError {
@@ -253,7 +284,6 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 	// few more set up or are scored meanwhile, so that no model slot waits
 	// while an attempt copies its workspace, starts its servers or runs
 	// its hidden tests.
-	r.looping = make(chan struct{}, plan.Concurrency)
 	g.SetLimit(plan.Concurrency + spareAttempts(plan.Concurrency))
 	for _, j := range todo {
 		if gctx.Err() != nil {
@@ -267,16 +297,23 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 			if a.Status == results.StatusCanceled {
 				return nil // not saved as a result: the resume runs it again
 			}
+			if <-measured; preflightErr != nil {
+				return nil // the run never started: nothing is stored
+			}
 			saves.save(a)
 			return nil
 		})
 	}
 	err = g.Wait()
+	<-measured
 	if serr := saves.close(); err == nil {
 		err = serr
 	}
 	r.removing.Wait()
 	bar.finish()
+	if preflightErr != nil {
+		return nil, preflightErr
+	}
 	if err != nil {
 		_ = r.Store.FinishRun(context.WithoutCancel(ctx), run.ID, results.RunInterrupted)
 		return out, err

@@ -3,10 +3,12 @@ package runner_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/benchhq/bench/agent"
 	"github.com/benchhq/bench/internal/ollamatest"
 	"github.com/benchhq/bench/internal/sandboxtest"
+	"github.com/benchhq/bench/overhead"
 	"github.com/benchhq/bench/results"
 	"github.com/benchhq/bench/runner"
 	"github.com/benchhq/bench/tasks"
@@ -268,29 +271,38 @@ func TestPreflightStopsBeforeFirstAttempt(t *testing.T) {
 	}{
 		{"not pulled", []ollamatest.Option{ollamatest.WithModels("qwen3:0.6b")}, "nope", "", "ollama pull nope"},
 		{"no tool support", []ollamatest.Option{ollamatest.WithoutTools("gemma:2b")}, "gemma:2b", "", "tool support"},
+		// Only the measurement's request with tools tells.
+		{"no tool support, capabilities unlisted", []ollamatest.Option{ollamatest.WithoutTools("gemma:2b"), ollamatest.WithoutCapabilities()}, "gemma:2b", "", "tool support"},
 		{"unreachable", nil, "qwen3:0.6b", closedURL, "ollama serve"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			f := newFixture(t, ollamatest.Turns(), tt.opts...)
-			if tt.url != "" {
-				m, _ := agent.NewOllama(tt.url, nil)
-				f.runner.Model = m
-			}
-			_, err := f.runner.Run(context.Background(), &runner.Plan{Model: tt.model, Suite: loadTask(t, "recipe-trailing-dot")}, "r1")
-			if !errors.Is(err, runner.ErrPreflight) {
-				t.Fatalf("err = %v, want a preflight error", err)
-			}
-			if !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("err = %q, want it to say %q", err, tt.want)
-			}
-			if got := f.count(`SELECT count(*) FROM runs`); got != 0 {
-				t.Errorf("runs stored after a failed preflight: %d", got)
-			}
-			if tt.url == "" && attemptRequests(f.server.Requests()) != 0 {
-				t.Errorf("attempt requests sent: %d, want none: only the checks before the first attempt", attemptRequests(f.server.Requests()))
-			}
-		})
+		// With more slots than the measurement of the tools' overhead has
+		// requests, the first attempts start beside it: when it fails, they
+		// are stopped and nothing of them is stored either.
+		for _, conc := range []int{1, 16} {
+			t.Run(fmt.Sprintf("%s/concurrency=%d", tt.name, conc), func(t *testing.T) {
+				f := newFixture(t, ollamatest.Turns(), tt.opts...)
+				if tt.url != "" {
+					m, _ := agent.NewOllama(tt.url, nil)
+					f.runner.Model = m
+				}
+				_, err := f.runner.Run(context.Background(), &runner.Plan{Model: tt.model, Suite: loadTask(t, "recipe-trailing-dot"), Attempts: 2 * conc, Concurrency: conc}, "r1")
+				if !errors.Is(err, runner.ErrPreflight) {
+					t.Fatalf("err = %v, want a preflight error", err)
+				}
+				if !strings.Contains(err.Error(), tt.want) {
+					t.Errorf("err = %q, want it to say %q", err, tt.want)
+				}
+				for _, table := range []string{"runs", "attempts", "overhead"} {
+					if got := f.count(`SELECT count(*) FROM ` + table); got != 0 {
+						t.Errorf("%s stored after a failed preflight: %d", table, got)
+					}
+				}
+				if conc == 1 && tt.url == "" && attemptRequests(f.server.Requests()) != 0 {
+					t.Errorf("attempt requests sent: %d, want none: the measurement holds the one slot", attemptRequests(f.server.Requests()))
+				}
+			})
+		}
 	}
 }
 
@@ -430,3 +442,42 @@ func TestSilentModelIsNotTheAgentsWallTime(t *testing.T) {
 
 // giveUp is a model that answers at once without trying.
 var giveUp = ollamatest.Turns(ollamatest.Reply{Content: "I cannot do this."})
+
+// The measurement of the tools' overhead holds only the slots it needs:
+// the first attempts run on the others meanwhile (its requests wait here
+// until an attempt's request has come), and the two together never have
+// more requests in flight than the plan's concurrency.
+func TestOverheadMeasuredBesideFirstAttempts(t *testing.T) {
+	attemptCame := make(chan struct{})
+	var once sync.Once
+	var waited atomic.Bool
+	script := func(req *api.ChatRequest) ollamatest.Reply {
+		if len(req.Messages) == 1 && req.Messages[0].Content == overhead.Probe {
+			select {
+			case <-attemptCame:
+			case <-time.After(20 * time.Second):
+				waited.Store(true) // no attempt came: they waited for the measurement
+			}
+			return ollamatest.Reply{Content: "hi"}
+		}
+		once.Do(func() { close(attemptCame) })
+		// Held a while, so that the attempts' requests overlap each other
+		// and the measurement's.
+		return ollamatest.Reply{Content: "done", Delay: 300 * time.Millisecond}
+	}
+	const conc = 16 // more than the measurement's requests, fewer than both
+	f := newFixture(t, script)
+	out := f.run(&runner.Plan{Model: "fake", Suite: loadTask(t, "recipe-trailing-dot"), Attempts: conc, Concurrency: conc}, "r1")
+	if waited.Load() {
+		t.Error("the measurement's requests were answered before any attempt's: the attempts waited for it")
+	}
+	if out.Ran != conc {
+		t.Errorf("ran %d attempts, want %d", out.Ran, conc)
+	}
+	if got := f.count(`SELECT count(*) FROM overhead`); got != 1 {
+		t.Errorf("overhead measurements stored: %d, want 1", got)
+	}
+	if st := f.server.Stats(); st.MaxInFlight > conc {
+		t.Errorf("%d requests in flight at once, with %d slots", st.MaxInFlight, conc)
+	}
+}

@@ -89,6 +89,9 @@ type Server struct {
 	models map[string]bool
 	// noTools lists pulled models whose template has no tool support.
 	noTools map[string]bool
+	// noCapabilities leaves the capabilities out of /api/show, as Ollama
+	// before 0.6 did: only a chat with tools tells they are not supported.
+	noCapabilities bool
 	// digests are the models' digests in /api/tags (default: one derived
 	// from the name).
 	digests map[string]string
@@ -140,6 +143,12 @@ func WithoutTools(names ...string) Option {
 			s.noTools[n] = true
 		}
 	}
+}
+
+// WithoutCapabilities leaves the models' capabilities out of /api/show, as
+// servers older than Ollama 0.6 do.
+func WithoutCapabilities() Option {
+	return func(s *Server) { s.noCapabilities = true }
 }
 
 // DefaultContextLength is the models' own context length unless
@@ -397,8 +406,7 @@ func (s *Server) show(w http.ResponseWriter, r *http.Request) {
 	if s.noTools[name] {
 		caps = caps[:1]
 	}
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{
+	show := map[string]any{
 		"details":      map[string]any{"family": "llama", "format": "gguf"},
 		"capabilities": caps,
 		"model_info": map[string]any{
@@ -406,7 +414,12 @@ func (s *Server) show(w http.ResponseWriter, r *http.Request) {
 			"llama.context_length":   s.contextLength,
 			"llama.embedding_length": 1024,
 		},
-	})
+	}
+	if s.noCapabilities {
+		delete(show, "capabilities")
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(show)
 }
 
 // context is the context a request gets: its num_ctx, lowered to the
