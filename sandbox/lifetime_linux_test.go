@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -100,6 +102,63 @@ func TestKillAllEndsAUsersProcesses(t *testing.T) {
 	if left := leftovers(marker); len(left) > 0 {
 		t.Fatalf("KillAll returned with %d processes of the user left, e.g. %s", len(left), left[0])
 	}
+}
+
+// TestKillAllLeavesBenchAsItWas: KillAll takes a user's identity on a
+// thread of bench's own; when it returns, from many goroutines at once,
+// every thread of bench is still root and the process still dumpable.
+func TestKillAllLeavesBenchAsItWas(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("users of their own per attempt need root")
+	}
+	sb := offSandbox(t)
+	var wg sync.WaitGroup
+	for range 32 {
+		wg.Go(func() {
+			if err := sb.KillAll(context.Background(), sb.NewUser()); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if d, _, _ := syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_GET_DUMPABLE, 0, 0); d != 1 {
+		t.Errorf("bench is not dumpable after KillAll (%d)", d)
+	}
+	// The threads that took a user's identity end once their goroutines
+	// have (the runtime ends them): none may be left running, or be the
+	// main thread.
+	var others []string
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		others = notRoot(t)
+		if len(others) == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if len(others) > 0 {
+		t.Errorf("threads of bench left with a user's identity: %v", others)
+	}
+}
+
+// notRoot lists the threads of this process whose user ids are not all 0.
+func notRoot(t *testing.T) []string {
+	t.Helper()
+	tasks, err := filepath.Glob("/proc/self/task/*/status")
+	if err != nil || len(tasks) == 0 {
+		t.Fatalf("threads: %v %v", tasks, err)
+	}
+	var out []string
+	for _, st := range tasks {
+		b, err := os.ReadFile(st)
+		if err != nil {
+			continue // ended meanwhile
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, "Uid:") && strings.Join(strings.Fields(line), " ") != "Uid: 0 0 0 0" {
+				out = append(out, st+": "+line)
+			}
+		}
+	}
+	return out
 }
 
 // TestOffModeAsRoot: without isolation, commands still never run as root:

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -30,6 +31,8 @@ func New(ctx context.Context, mode string) (*Sandbox, error) {
 		return nil, fmt.Errorf("sandbox mode: %w", err)
 	}
 	s := &Sandbox{root: os.Geteuid() == 0}
+	d, _, _ := syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_GET_DUMPABLE, 0, 0)
+	s.dumpable = d == 1
 	if mode != Off {
 		bwrap, err := exec.LookPath("bwrap")
 		if err != nil {
@@ -144,19 +147,32 @@ func (s *Sandbox) directCommand(ctx context.Context, spec Spec, argv []string) (
 const killTimeout = 10 * time.Second
 
 // KillAll ends every process of u and returns once none is left. When
-// bench runs as root, u is a user of its own: a process running as u
-// signals all the others (kill -1), again until the kernel lists none of
-// u's processes alive, so that nothing escapes, whatever namespace or
-// session it made. Otherwise (the zero User) it does nothing: each
-// command's process namespace already ended with it.
+// bench runs as root, u is a user of its own: a thread of bench that
+// takes u's identity signals every process u may signal (kill -1), again
+// until the kernel lists none of u's processes alive, so that nothing
+// escapes, whatever namespace or session it made. Otherwise (the zero
+// User) it does nothing: each command's process namespace already ended
+// with it.
+//
+// Most attempts leave nothing (their processes ended with their
+// namespaces): one kill(-1) that reaches no process says so, and /proc,
+// whose every process would otherwise be read at each attempt's end, is
+// read only when it reached some (zombies are reached too, and are left
+// alone: they can do nothing more).
 func (s *Sandbox) KillAll(ctx context.Context, u User) error {
 	if !s.root || u.uid == 0 {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, killTimeout)
 	defer cancel()
-	id := fmt.Sprint(u.uid)
 	for {
+		reached, err := killAs(u.uid, s.dumpable)
+		if err != nil {
+			return fmt.Errorf("sandbox: end the processes of user %d: %w", u.uid, err)
+		}
+		if !reached {
+			return nil
+		}
 		alive, err := processesOf(u.uid)
 		if err != nil {
 			return fmt.Errorf("sandbox: list the processes of user %d: %w", u.uid, err)
@@ -164,16 +180,74 @@ func (s *Sandbox) KillAll(ctx context.Context, u User) error {
 		if alive == 0 {
 			return nil
 		}
-		// kill(-1) reaches every process the caller may signal, but itself.
-		cmd := exec.CommandContext(ctx, s.setpriv, "--reuid="+id, "--regid="+id, "--clear-groups", "--", "/bin/sh", "-c", "kill -9 -1")
-		cmd.Env = []string{"PATH=/usr/bin:/bin"}
-		cmd.Dir = "/"
-		_ = cmd.Run() // it dies with the rest; what counts is the next listing
-		if ctx.Err() != nil {
+		select {
+		case <-ctx.Done():
 			return fmt.Errorf("sandbox: %d processes of user %d still ran after %s", alive, u.uid, killTimeout)
+		case <-time.After(5 * time.Millisecond):
 		}
-		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// killAs sends SIGKILL to every process that user uid may signal (those
+// whose real or saved user id is uid), as kill(-1) from that user does,
+// and reports whether it reached any. It calls kill from a thread of its
+// own that takes uid's identity (real, effective and saved, so no
+// capability is left to it): in Linux a thread's credentials are its own,
+// and the raw setresuid changes only the calling thread's (the syscall
+// package's Setresuid would change every thread's). The thread is never
+// given back to the runtime: it ends with its goroutine.
+//
+// Changing a thread's effective user makes the whole process
+// non-dumpable: it is made dumpable again after, when it was at its start
+// (dumpable; calls at once leave it so, each setting it back after its own
+// change).
+func killAs(uid int, dumpable bool) (reached bool, err error) {
+	type result struct {
+		reached bool
+		err     error
+	}
+	var res result
+	onDiscardedThread(func() {
+		id := uintptr(uid)
+		if _, _, e := syscall.RawSyscall(syscall.SYS_SETRESUID, id, id, id); e != 0 {
+			res.err = fmt.Errorf("take the user's identity: %w", e)
+			return
+		}
+		minusOne := -1
+		switch _, _, e := syscall.RawSyscall(syscall.SYS_KILL, uintptr(minusOne), uintptr(syscall.SIGKILL), 0); e {
+		case 0:
+			res.reached = true
+		case syscall.ESRCH:
+		default:
+			res.err = fmt.Errorf("kill(-1): %w", e)
+		}
+	})
+	if dumpable {
+		_, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_DUMPABLE, 1, 0)
+	}
+	return res.reached, res.err
+}
+
+// onDiscardedThread runs f on an OS thread of its own that ends after it,
+// never running anything else: f may change what only that thread has
+// (its credentials). The main thread, which the runtime cannot end, is
+// never the one: a call that lands there keeps it (locked, unchanged)
+// while it tries again, and so lands elsewhere.
+func onDiscardedThread(f func()) {
+	done := make(chan struct{})
+	go func() {
+		runtime.LockOSThread()
+		if syscall.Gettid() == os.Getpid() {
+			onDiscardedThread(f)
+			runtime.UnlockOSThread()
+			close(done)
+			return
+		}
+		f()
+		close(done)
+		// Never unlocked: the thread ends with this goroutine.
+	}()
+	<-done
 }
 
 // processesOf counts the live processes (zombies aside: they can do
