@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -112,11 +113,36 @@ func TestKillAllLeavesBenchAsItWas(t *testing.T) {
 		t.Skip("users of their own per attempt need root")
 	}
 	sb := offSandbox(t)
+	_, home := attemptDirs(t)
 	var wg sync.WaitGroup
-	for range 32 {
+	base := 7000 + os.Getpid()%1000*16
+	for i := range 16 {
 		wg.Go(func() {
-			if err := sb.KillAll(context.Background(), sb.NewUser()); err != nil {
+			// A process of the user's, left running: KillAll must end it.
+			u := sb.NewUser()
+			secs := strconv.Itoa(base + i)
+			argv, err := sb.Wrap(sandbox.Spec{Home: home, User: u}, []string{"/bin/sleep", secs})
+			if err != nil {
 				t.Error(err)
+				return
+			}
+			cmd := exec.Command(argv[0], argv[1:]...)
+			if err := cmd.Start(); err != nil {
+				t.Error(err)
+				return
+			}
+			// Once it is sleep, it runs as the user.
+			for deadline := time.Now().Add(10 * time.Second); !running("/bin/sleep " + secs); time.Sleep(5 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Error("the user's sleep did not start")
+					return
+				}
+			}
+			if err := sb.KillAll(context.Background(), u); err != nil {
+				t.Error(err)
+			}
+			if err := cmd.Wait(); err == nil {
+				t.Error("the user's sleep ended by itself, not killed")
 			}
 		})
 	}
@@ -137,6 +163,17 @@ func TestKillAllLeavesBenchAsItWas(t *testing.T) {
 	if len(others) > 0 {
 		t.Errorf("threads of bench left with a user's identity: %v", others)
 	}
+}
+
+// running reports whether a process's command line is exactly cmdline.
+func running(cmdline string) bool {
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		if b, err := os.ReadFile(p); err == nil && strings.TrimSuffix(strings.ReplaceAll(string(b), "\x00", " "), " ") == cmdline {
+			return true
+		}
+	}
+	return false
 }
 
 // notRoot lists the threads of this process whose user ids are not all 0.

@@ -27,6 +27,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/benchhq/bench/internal/procio"
@@ -52,7 +53,12 @@ const HomePath = "/home/bench"
 // an unprivileged user id of its own, made by NewUser for one attempt or one
 // scoring run, so that what one of them starts or writes is out of the
 // others' reach. Otherwise it is bench's own user, and the zero User.
-type User struct{ uid int }
+type User struct {
+	uid int
+	// ran is set once something is started as the user (Command, Wrap):
+	// KillAll has nothing to end for a user that never ran anything.
+	ran *atomic.Bool
+}
 
 // uidBase is the first user id given to sandboxes when bench runs as root:
 // far above the ids of real users and of the usual subordinate id ranges,
@@ -72,7 +78,7 @@ func (s *Sandbox) NewUser() User {
 	}
 	var b [4]byte
 	_, _ = rand.Read(b[:])
-	return User{uid: uidBase + int(binary.LittleEndian.Uint32(b[:])%uidSpan)}
+	return User{uid: uidBase + int(binary.LittleEndian.Uint32(b[:])%uidSpan), ran: new(atomic.Bool)}
 }
 
 // UID is the user's id, or -1 for bench's own user.
@@ -235,6 +241,9 @@ func (s *Sandbox) prepare(spec Spec) (Spec, error) {
 	if s.root {
 		if spec.User.uid == 0 {
 			spec.User = s.NewUser()
+		}
+		if spec.User.ran != nil {
+			spec.User.ran.Store(true) // before anything starts as the user
 		}
 		for _, d := range []string{spec.Dir, spec.Home} {
 			if d == "" {

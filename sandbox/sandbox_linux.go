@@ -147,38 +147,29 @@ func (s *Sandbox) directCommand(ctx context.Context, spec Spec, argv []string) (
 const killTimeout = 10 * time.Second
 
 // KillAll ends every process of u and returns once none is left. When
-// bench runs as root, u is a user of its own: a thread of bench that
-// takes u's identity signals every process u may signal (kill -1), again
-// until the kernel lists none of u's processes alive, so that nothing
-// escapes, whatever namespace or session it made. Otherwise (the zero
-// User) it does nothing: each command's process namespace already ended
-// with it.
-//
-// Most attempts leave nothing (their processes ended with their
-// namespaces): one kill(-1) that reaches no process says so, and /proc,
-// whose every process would otherwise be read at each attempt's end, is
-// read only when it reached some (zombies are reached too, and are left
-// alone: they can do nothing more).
+// bench runs as root, u is a user of its own: as long as the kernel lists
+// processes of u alive, a thread of bench that takes u's identity
+// signals every process u may signal (kill -1), so that nothing escapes,
+// whatever namespace or session it made. A user under whom nothing was
+// ever started (no Command, no Wrap) has nothing to end, and /proc is not
+// read. Otherwise (the zero User) it does nothing: each command's process
+// namespace already ended with it.
 func (s *Sandbox) KillAll(ctx context.Context, u User) error {
-	if !s.root || u.uid == 0 {
+	if !s.root || u.uid == 0 || (u.ran != nil && !u.ran.Load()) {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, killTimeout)
 	defer cancel()
 	for {
-		reached, err := killAs(u.uid, s.dumpable)
-		if err != nil {
-			return fmt.Errorf("sandbox: end the processes of user %d: %w", u.uid, err)
-		}
-		if !reached {
-			return nil
-		}
 		alive, err := processesOf(u.uid)
 		if err != nil {
 			return fmt.Errorf("sandbox: list the processes of user %d: %w", u.uid, err)
 		}
 		if alive == 0 {
 			return nil
+		}
+		if err := killAs(u.uid, s.dumpable); err != nil {
+			return fmt.Errorf("sandbox: end the processes of user %d: %w", u.uid, err)
 		}
 		select {
 		case <-ctx.Done():
@@ -189,43 +180,36 @@ func (s *Sandbox) KillAll(ctx context.Context, u User) error {
 }
 
 // killAs sends SIGKILL to every process that user uid may signal (those
-// whose real or saved user id is uid), as kill(-1) from that user does,
-// and reports whether it reached any. It calls kill from a thread of its
-// own that takes uid's identity (real, effective and saved, so no
-// capability is left to it): in Linux a thread's credentials are its own,
-// and the raw setresuid changes only the calling thread's (the syscall
-// package's Setresuid would change every thread's). The thread is never
-// given back to the runtime: it ends with its goroutine.
+// whose real or saved user id is uid), as kill(-1) from that user does.
+// It calls kill from a thread of its own that takes uid's identity (real,
+// effective and saved, so no capability is left to it): in Linux a
+// thread's credentials are its own, and the raw setresuid changes only
+// the calling thread's (the syscall package's Setresuid would change
+// every thread's). The thread is never given back to the runtime: it ends
+// with its goroutine.
 //
 // Changing a thread's effective user makes the whole process
 // non-dumpable: it is made dumpable again after, when it was at its start
 // (dumpable; calls at once leave it so, each setting it back after its own
 // change).
-func killAs(uid int, dumpable bool) (reached bool, err error) {
-	type result struct {
-		reached bool
-		err     error
-	}
-	var res result
+func killAs(uid int, dumpable bool) error {
+	var err error
 	onDiscardedThread(func() {
 		id := uintptr(uid)
 		if _, _, e := syscall.RawSyscall(syscall.SYS_SETRESUID, id, id, id); e != 0 {
-			res.err = fmt.Errorf("take the user's identity: %w", e)
+			err = fmt.Errorf("take the user's identity: %w", e)
 			return
 		}
+		// kill(-1) fails only when there is no process but itself and init.
 		minusOne := -1
-		switch _, _, e := syscall.RawSyscall(syscall.SYS_KILL, uintptr(minusOne), uintptr(syscall.SIGKILL), 0); e {
-		case 0:
-			res.reached = true
-		case syscall.ESRCH:
-		default:
-			res.err = fmt.Errorf("kill(-1): %w", e)
+		if _, _, e := syscall.RawSyscall(syscall.SYS_KILL, uintptr(minusOne), uintptr(syscall.SIGKILL), 0); e != 0 && e != syscall.ESRCH {
+			err = fmt.Errorf("kill(-1): %w", e)
 		}
 	})
 	if dumpable {
 		_, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_DUMPABLE, 1, 0)
 	}
-	return res.reached, res.err
+	return err
 }
 
 // onDiscardedThread runs f on an OS thread of its own that ends after it,
