@@ -82,11 +82,17 @@ func plantCanary(t *tasks.Task, work string) (*canary, error) {
 	}
 	c := &canary{nonce: "bench-canary-" + randomHex(8), form: t.Tests.Report, goTests: map[string]bool{}, pyClasses: map[string]bool{},
 		goModule: goModulePath(filepath.Join(work, "go.mod"))}
-	err := filepath.WalkDir(t.TestsDir(), func(p string, d fs.DirEntry, err error) error {
+	// The hidden tests as this scoring run copied them (the task's
+	// snapshot), not its folder as it is now.
+	tests, err := t.TestsFS()
+	if err != nil {
+		return nil, fmt.Errorf("instrument the hidden tests for the canary run: %w", err)
+	}
+	err = fs.WalkDir(tests, ".", func(rel string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel(t.TestsDir(), p)
+		rel = filepath.FromSlash(rel)
 		if d.IsDir() {
 			// Folders the tools skip: Go's testdata, _x and .x; caches.
 			if n := d.Name(); rel != "." && (n == "testdata" || n == "__pycache__" || strings.HasPrefix(n, "_") || strings.HasPrefix(n, ".")) {

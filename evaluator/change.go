@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -76,7 +77,12 @@ const (
 // dot-folder, a cache) is listed once. It reads the workspace without
 // following links; nothing of the attempt may run while it does.
 func CollectChange(t *tasks.Task, workspace string) (*Change, error) {
-	orig := t.WorkspaceDir()
+	// The original, as the attempt got it (and as its scoring folder is
+	// built): the task's snapshot, not its folder as it is now.
+	orig, err := t.WorkspaceFS()
+	if err != nil {
+		return nil, fmt.Errorf("collect the change of the attempt: %w", err)
+	}
 	c := &Change{src: workspace}
 	var shadow tasks.Shadowing
 	if len(t.Tests.Result) == 0 {
@@ -107,7 +113,7 @@ func CollectChange(t *tasks.Task, workspace string) (*Change, error) {
 		}
 		return nil
 	}
-	err := filepath.WalkDir(workspace, func(p string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(workspace, func(p string, d fs.DirEntry, err error) error {
 		if p == workspace || err != nil && errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
@@ -119,7 +125,7 @@ func CollectChange(t *tasks.Task, workspace string) (*Change, error) {
 			// Under the default rule a dot-folder or a cache is left out as
 			// a whole, and named once (unless the task shipped it as is).
 			if len(t.Tests.Result) == 0 && (strings.HasPrefix(d.Name(), ".") || d.Name() == "__pycache__") {
-				if !sameTree(filepath.Join(orig, filepath.FromSlash(rel)), p) {
+				if !sameTree(orig, rel, p) {
 					_, why := t.Tests.Counts(rel + "/x")
 					leave(rel+"/", why)
 				}
@@ -131,10 +137,10 @@ func CollectChange(t *tasks.Task, workspace string) (*Change, error) {
 		if err != nil {
 			return unreadable(rel, d, err)
 		}
-		was, werr := os.Lstat(filepath.Join(orig, filepath.FromSlash(rel)))
+		was, werr := fs.Lstat(orig, rel)
 		switch {
 		case info.Mode()&fs.ModeSymlink != 0:
-			if werr == nil && was.Mode()&fs.ModeSymlink != 0 && sameLink(filepath.Join(orig, rel), p) {
+			if werr == nil && was.Mode()&fs.ModeSymlink != 0 && sameLink(orig, rel, p) {
 				return nil
 			}
 			leave(rel, tasks.LeftOutLink)
@@ -145,7 +151,7 @@ func CollectChange(t *tasks.Task, workspace string) (*Change, error) {
 		}
 		kind := "added"
 		if werr == nil && was.Mode().IsRegular() {
-			same, err := sameFile(filepath.Join(orig, rel), p, was, info)
+			same, err := sameFile(orig, rel, p, was, info)
 			if err != nil {
 				return unreadable(rel, d, err)
 			}
@@ -166,17 +172,16 @@ func CollectChange(t *tasks.Task, workspace string) (*Change, error) {
 			return unreadable(rel, d, err)
 		}
 		c.Carried = append(c.Carried, FileChange{Path: rel, Kind: kind, Size: info.Size()})
-		return writeDiff(&diff, rel, filepath.Join(orig, filepath.FromSlash(rel)), p, kind, was, info)
+		return writeDiff(&diff, rel, orig, p, kind, was, info)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("collect the change of the attempt: %w", err)
 	}
 	// Files of the original workspace the agent removed.
-	err = filepath.WalkDir(orig, func(p string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(orig, ".", func(rel string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !d.Type().IsRegular() {
 			return err
 		}
-		rel := filepath.ToSlash(mustRel(orig, p))
 		if _, err := os.Lstat(filepath.Join(workspace, filepath.FromSlash(rel))); !errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
@@ -189,7 +194,7 @@ func CollectChange(t *tasks.Task, workspace string) (*Change, error) {
 		if err != nil {
 			return err
 		}
-		return writeDiff(&diff, rel, p, "", "removed", fi, nil)
+		return writeDiff(&diff, rel, orig, "", "removed", fi, nil)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("collect the change of the attempt: %w", err)
@@ -291,13 +296,13 @@ func mustRel(base, p string) string {
 	return rel
 }
 
-// sameFile reports whether two regular files have the same content and
-// executable bits.
-func sameFile(a, b string, ai, bi fs.FileInfo) (bool, error) {
+// sameFile reports whether a regular file of the original (rel in orig) and
+// one of the attempt's (path b) have the same content and executable bits.
+func sameFile(orig fs.FS, rel, b string, ai, bi fs.FileInfo) (bool, error) {
 	if ai.Size() != bi.Size() || ai.Mode().Perm()&0o111 != bi.Mode().Perm()&0o111 {
 		return false, nil
 	}
-	x, err := os.ReadFile(a)
+	x, err := fs.ReadFile(orig, rel)
 	if err != nil {
 		return false, err
 	}
@@ -308,16 +313,16 @@ func sameFile(a, b string, ai, bi fs.FileInfo) (bool, error) {
 	return bytes.Equal(x, y), nil
 }
 
-func sameLink(a, b string) bool {
-	x, err1 := os.Readlink(a)
+func sameLink(orig fs.FS, rel, b string) bool {
+	x, err1 := fs.ReadLink(orig, rel)
 	y, err2 := os.Readlink(b)
 	return err1 == nil && err2 == nil && x == y
 }
 
-// sameTree reports whether a left-out folder was there, the same, in the
-// original workspace (a .git folder the task ships, say).
-func sameTree(orig, p string) bool {
-	fi, err := os.Lstat(orig)
+// sameTree reports whether a left-out folder (p, at rel) was there, the
+// same, in the original workspace (a .git folder the task ships, say).
+func sameTree(orig fs.FS, rel, p string) bool {
+	fi, err := fs.Lstat(orig, rel)
 	if err != nil || !fi.IsDir() {
 		return false
 	}
@@ -330,14 +335,14 @@ func sameTree(orig, p string) bool {
 		if d.IsDir() {
 			return nil
 		}
-		o := filepath.Join(orig, mustRel(p, q))
-		oi, err1 := os.Lstat(o)
+		o := path.Join(rel, filepath.ToSlash(mustRel(p, q)))
+		oi, err1 := fs.Lstat(orig, o)
 		qi, err2 := d.Info()
 		if err1 != nil || err2 != nil || !oi.Mode().IsRegular() || !qi.Mode().IsRegular() {
 			same = false
 			return filepath.SkipAll
 		}
-		if ok, err := sameFile(o, q, oi, qi); err != nil || !ok {
+		if ok, err := sameFile(orig, o, q, oi, qi); err != nil || !ok {
 			same = false
 			return filepath.SkipAll
 		}
@@ -365,10 +370,10 @@ func readNoFollow(p string) ([]byte, error) {
 	return io.ReadAll(f)
 }
 
-// writeDiff appends the unified diff of one carried file at rel: old is
-// the original's path, cur the attempt's ("" when removed); oi and ci
+// writeDiff appends the unified diff of one carried file at rel: orig holds
+// the original, cur is the attempt's path ("" when removed); oi and ci
 // their infos (oi unused when added).
-func writeDiff(w *bytes.Buffer, rel, old, cur, kind string, oi, ci fs.FileInfo) error {
+func writeDiff(w *bytes.Buffer, rel string, orig fs.FS, cur, kind string, oi, ci fs.FileInfo) error {
 	if w.Len() > MaxDiff {
 		return nil // the diff is cut anyway
 	}
@@ -385,7 +390,7 @@ func writeDiff(w *bytes.Buffer, rel, old, cur, kind string, oi, ci fs.FileInfo) 
 	if kind != "added" {
 		big = oi.Size() > maxDiffFile
 		if !big {
-			if a, err = os.ReadFile(old); err != nil {
+			if a, err = fs.ReadFile(orig, rel); err != nil {
 				return err
 			}
 		}

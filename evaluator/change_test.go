@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/benchhq/bench/tasks"
@@ -74,5 +75,43 @@ func TestCollectChangeLeavesOutShadows(t *testing.T) {
 	}
 	if want := []string{"test_a_hidden/__init__.py", "unittest/__init__.py"}; !slices.Equal(shadows, want) {
 		t.Errorf("left out as shadows %v, want %v", shadows, want)
+	}
+}
+
+// TestCollectChangeAgainstWhatTheAttemptGot: the change is taken against
+// the workspace the attempt was given (the task's snapshot, which scoring
+// copies too), not the task folder as it is when the attempt ends: a task
+// edited during a run changes neither what counts as the agent's work nor
+// the diff stored with it.
+func TestCollectChangeAgainstWhatTheAttemptGot(t *testing.T) {
+	task, ws := attemptOf(t, map[string]string{
+		tasks.FileName:         "format = 1\ninstruction = \"x\"\n[tests]\ncommand = \"true\"\n",
+		"workspace/answer.txt": "0\n",
+		"workspace/keep.txt":   "same\n",
+		"workspace/gone.txt":   "bye\n",
+	}, map[string]string{
+		"answer.txt": "42\n",
+	})
+	if err := os.Remove(filepath.Join(ws, "gone.txt")); err != nil {
+		t.Fatal(err)
+	}
+	// The task folder, edited after the attempt got its copy.
+	writeFiles(t, task.WorkspaceDir(), map[string]string{"answer.txt": "42\n", "keep.txt": "edited\n", "new.txt": "later\n"})
+	if err := os.Remove(filepath.Join(task.WorkspaceDir(), "gone.txt")); err != nil {
+		t.Fatal(err)
+	}
+	c, err := CollectChange(task, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range c.Carried {
+		got = append(got, f.Kind+" "+f.Path)
+	}
+	if want := []string{"modified answer.txt", "removed gone.txt"}; !slices.Equal(got, want) {
+		t.Errorf("carried %v, want %v", got, want)
+	}
+	if !strings.Contains(c.Diff, "-0\n+42\n") || strings.Contains(c.Diff, "edited") || strings.Contains(c.Diff, "later") {
+		t.Errorf("diff against the task folder as edited, not as the attempt got it:\n%s", c.Diff)
 	}
 }

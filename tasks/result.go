@@ -2,7 +2,6 @@ package tasks
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -181,18 +180,15 @@ type Shadowing struct {
 // Shadowing reads the task's tests/ for its Python test modules.
 func (t *Task) Shadowing() (Shadowing, error) {
 	s := Shadowing{dirs: map[string]bool{}, tests: map[string]bool{}}
-	err := filepath.WalkDir(t.TestsDir(), func(p string, d fs.DirEntry, err error) error {
-		if errors.Is(err, fs.ErrNotExist) && p == t.TestsDir() {
-			return filepath.SkipAll
-		}
+	tests, err := t.TestsFS()
+	if err != nil {
+		return Shadowing{}, fmt.Errorf("read the hidden tests of task %s: %w", t.ID, err)
+	}
+	err = fs.WalkDir(tests, ".", func(rel string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || path.Ext(d.Name()) != ".py" {
 			return err
 		}
-		rel, err := filepath.Rel(t.TestsDir(), p)
-		if err != nil {
-			return err
-		}
-		dir := path.Dir(filepath.ToSlash(rel))
+		dir := path.Dir(rel)
 		if dir == "." {
 			dir = ""
 		}

@@ -18,6 +18,9 @@ const maxSnapshot = 16 << 20
 // slow, the copies are most of an attempt's own cost.
 type snapshot struct {
 	entries []snapEntry // in walk order: a folder before what it holds
+
+	fsOnce sync.Once
+	fsys   *snapshotFS // the entries as a file system (fs), made once
 }
 
 type snapEntry struct {
