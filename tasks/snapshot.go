@@ -150,15 +150,7 @@ func (s *snapshot) writeTo(dst string, replace bool) error {
 					return err
 				}
 			}
-			f, err := os.OpenFile(target, os.O_WRONLY|os.O_CREATE|os.O_EXCL, e.mode.Perm()|0o600)
-			if err != nil {
-				return err
-			}
-			if _, err := f.Write(e.data); err != nil {
-				f.Close()
-				return err
-			}
-			if err := f.Close(); err != nil {
+			if err := writeNew(target, e.data, e.mode.Perm()|0o600); err != nil {
 				return err
 			}
 		}

@@ -101,3 +101,83 @@ func TestRemoveMissing(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestRemoveShapes: every kind of tree goes, links with it but never what
+// they point to.
+func TestRemoveShapes(t *testing.T) {
+	outside := t.TempDir()
+	keep := filepath.Join(outside, "keep.txt")
+	if err := os.WriteFile(keep, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		make  func(t *testing.T, p string)
+		slash bool // remove "p/" rather than "p"
+	}{
+		{"a file", func(t *testing.T, p string) { write(t, p, "x") }, false},
+		{"an empty folder", func(t *testing.T, p string) { mkdir(t, p) }, false},
+		{"nested folders", func(t *testing.T, p string) {
+			write(t, filepath.Join(p, "a", "b", "c", "d.txt"), "d")
+			write(t, filepath.Join(p, "a", "e.txt"), "e")
+			mkdir(t, filepath.Join(p, "f", "g"))
+		}, false},
+		{"more entries than one read", func(t *testing.T, p string) {
+			for i := range 600 {
+				write(t, filepath.Join(p, "a-rather-long-file-name-to-fill-the-buffer-"+strconv.Itoa(i)), "")
+			}
+		}, false},
+		{"links to a folder and a file outside", func(t *testing.T, p string) {
+			mkdir(t, p)
+			if err := os.Symlink(outside, filepath.Join(p, "dir-link")); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(keep, filepath.Join(p, "file-link")); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+		{"a link itself", func(t *testing.T, p string) {
+			if err := os.Symlink(outside, p); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+		{"a trailing slash", func(t *testing.T, p string) { write(t, filepath.Join(p, "x"), "x") }, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "tree")
+			tt.make(t, p)
+			arg := p
+			if tt.slash {
+				arg += "/"
+			}
+			if err := tree.Remove(arg); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Lstat(p); !os.IsNotExist(err) {
+				t.Errorf("still there: %v", err)
+			}
+			if b, err := os.ReadFile(keep); err != nil || string(b) != "keep" {
+				t.Errorf("a file behind a link went too: %q %v", b, err)
+			}
+		})
+	}
+	if err := tree.Remove(""); err != nil {
+		t.Errorf("tree.Remove(\"\") = %v", err)
+	}
+}
+
+func write(t *testing.T, p, body string) {
+	t.Helper()
+	mkdir(t, filepath.Dir(p))
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mkdir(t *testing.T, p string) {
+	t.Helper()
+	if err := os.MkdirAll(p, 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
