@@ -176,10 +176,10 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 	// Before the first attempt, and before anything is stored: the model's
 	// own context length (a num_ctx above it is lowered silently), each
 	// arm's tools (its servers started once), each task's own servers with
-	// no name colliding, and the tasks' prepared environments. What the
-	// tools cost in prompt tokens (which also checks the model server, the
-	// model and its tool support) is measured beside the first attempts,
-	// before anything is stored.
+	// no name colliding. What the tools cost in prompt tokens (which also
+	// checks the model server, the model and its tool support) is measured
+	// while the tasks' environments are prepared and the first attempts
+	// start, before anything is stored.
 	if r.modelCtx, err = r.modelContext(ctx, plan); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrPreflight, err)
 	}
@@ -194,12 +194,6 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 	if err := r.checkTaskServers(ctx, plan, armSets); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrPreflight, err)
 	}
-	envs, releaseEnvs, err := r.prepareEnvs(ctx, plan)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrPreflight, err)
-	}
-	defer releaseEnvs()
-	r.envs = envs
 	// A run continued keeps the measurement of its start: the plan is the
 	// same (compatible), and measuring again would only be thrown away.
 	measure := plan
@@ -247,6 +241,10 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 	}
 	measured := make(chan struct{})
 	var preflightErr error
+	// The tasks' environments are prepared meanwhile (the run is created
+	// only once they are).
+	envsDone := make(chan struct{})
+	envsFailed := false
 	go func() {
 		defer close(measured)
 		reps, err := r.measureOverhead(runCtx, measure, armSets, held)
@@ -257,6 +255,9 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 			preflightErr = fmt.Errorf("%w: %w", ErrPreflight, err)
 			stopRun()
 			return
+		}
+		if <-envsDone; envsFailed {
+			return // the run stops before anything is stored
 		}
 		if !stored {
 			if err := r.Store.CreateRun(ctx, run); err != nil {
@@ -270,6 +271,20 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 			stopRun()
 		}
 	}()
+
+	envs, releaseEnvs, err := r.prepareEnvs(runCtx, plan)
+	if err != nil {
+		envsFailed = true
+		close(envsDone)
+		stopRun()
+		if <-measured; preflightErr != nil {
+			return nil, preflightErr // the measurement failed first
+		}
+		return nil, fmt.Errorf("%w: %w", ErrPreflight, err)
+	}
+	close(envsDone)
+	defer releaseEnvs()
+	r.envs = envs
 
 	bar := newProgress(r.Progress, r.Lines, len(todo)+out.Skipped, out.Skipped)
 	saves := newSaver(ctx, r.Store, plan.Concurrency, func(a *results.Attempt) {
