@@ -248,12 +248,14 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 	go func() {
 		defer close(measured)
 		reps, err := r.measureOverhead(runCtx, measure, armSets, held)
+		if err != nil {
+			preflightErr = fmt.Errorf("%w: %w", ErrPreflight, err)
+			stopRun() // before the slots go to attempts
+		}
 		for range held {
 			<-r.looping
 		}
 		if err != nil {
-			preflightErr = fmt.Errorf("%w: %w", ErrPreflight, err)
-			stopRun()
 			return
 		}
 		if <-envsDone; envsFailed {
