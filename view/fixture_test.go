@@ -39,7 +39,7 @@ func TestMain(m *testing.M) {
 	// As `bench mcp serve issues --file PATH`: the example MCP task's
 	// server, run by the symlink that stands for bench (see writeFixture).
 	if a := os.Args[1:]; len(a) == 5 && a[0] == "mcp" && a[1] == "serve" && a[2] == "issues" && a[3] == "--file" {
-		if err := issuetracker.Serve(context.Background(), a[4], os.Stdin, os.Stdout); err != nil {
+		if err := issuetracker.ServeStdio(context.Background(), a[4]); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}

@@ -106,6 +106,11 @@ func TestFormatResult(t *testing.T) {
 		{"structured ignored beside text", &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "t"}}, StructuredContent: map[string]any{"k": 1}}, 100, "t"},
 		{"cut", &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.Repeat("é", 10)}}}, 5,
 			"éé\n[bench: result cut: showing the first 4 of 20 bytes]"},
+		{"one text at the limit", &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "abcde"}}}, 5, "abcde"},
+		{"one text over the limit", &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "abcdef"}}}, 5,
+			"abcde\n[bench: result cut: showing the first 5 of 6 bytes]"},
+		{"one empty text", &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{}}, IsError: true}, 5, "(the tool reported an error without saying what)"},
+		{"one invalid UTF-8 text", &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "a\xffb"}}}, 5, "a\xffb"},
 	}
 	for _, tt := range tests {
 		if got := formatResult(tt.res, tt.limit); got != tt.want {

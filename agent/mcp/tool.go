@@ -140,6 +140,12 @@ func localCode(code int64) bool {
 // content as is, other content summarised, structured content appended
 // when there is no text, everything cut at limit bytes with a note.
 func formatResult(res *sdk.CallToolResult, limit int) string {
+	// One text that fits, the common answer: as is, without a copy.
+	if len(res.Content) == 1 {
+		if t, ok := res.Content[0].(*sdk.TextContent); ok && t.Text != "" && len(t.Text) <= limit {
+			return t.Text
+		}
+	}
 	w := procio.New(limit, limit) // the beginning only
 	hasText := false
 	for i, c := range res.Content {

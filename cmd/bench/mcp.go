@@ -456,13 +456,10 @@ func cmdMCPServe(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintf(stderr, "bench mcp serve issues: %v\n", err)
 		return 2
 	}
-	if err := issuetracker.Serve(ctx, path, io.NopCloser(os.Stdin), nopWriteCloser{stdout}); err != nil {
+	if err := issuetracker.ServeStdio(ctx, path); err != nil {
 		fmt.Fprintf(stderr, "bench mcp serve issues: %v\n", err)
 		return 1
 	}
 	return 0
 }
 
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
