@@ -462,4 +462,3 @@ func cmdMCPServe(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	return 0
 }
-
