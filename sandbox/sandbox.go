@@ -41,9 +41,6 @@ type Sandbox struct {
 	prlimit string
 	setpriv string // set when running as root
 	root    bool
-	// dumpable is whether bench's process was dumpable when the sandbox
-	// was made: KillAll, which changes a thread's user, sets it back.
-	dumpable bool
 }
 
 // HomePath is where a sandbox shows its HOME.

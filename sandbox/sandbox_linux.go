@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -31,8 +30,6 @@ func New(ctx context.Context, mode string) (*Sandbox, error) {
 		return nil, fmt.Errorf("sandbox mode: %w", err)
 	}
 	s := &Sandbox{root: os.Geteuid() == 0}
-	d, _, _ := syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_GET_DUMPABLE, 0, 0)
-	s.dumpable = d == 1
 	if mode != Off {
 		bwrap, err := exec.LookPath("bwrap")
 		if err != nil {
@@ -148,12 +145,16 @@ const killTimeout = 10 * time.Second
 
 // KillAll ends every process of u and returns once none is left. When
 // bench runs as root, u is a user of its own: as long as the kernel lists
-// processes of u alive, a thread of bench that takes u's identity
-// signals every process u may signal (kill -1), so that nothing escapes,
-// whatever namespace or session it made. A user under whom nothing was
-// ever started (no Command, no Wrap) has nothing to end, and /proc is not
-// read. Otherwise (the zero User) it does nothing: each command's process
-// namespace already ended with it.
+// processes of u alive, bench sends each of them SIGKILL, so that nothing
+// escapes, whatever namespace or session it made. A user under whom
+// nothing was ever started (no Command, no Wrap) has nothing to end, and
+// /proc is not read. Otherwise (the zero User) it does nothing: each
+// command's process namespace already ended with it.
+//
+// bench signals as root, through a pidfd taken before it checks the
+// process's user again, so that a pid reused meanwhile is never signalled:
+// no process of bench ever takes u's identity, which would let u's own
+// processes signal it.
 func (s *Sandbox) KillAll(ctx context.Context, u User) error {
 	if !s.root || u.uid == 0 || (u.ran != nil && !u.ran.Load()) {
 		return nil
@@ -165,111 +166,114 @@ func (s *Sandbox) KillAll(ctx context.Context, u User) error {
 		if err != nil {
 			return fmt.Errorf("sandbox: list the processes of user %d: %w", u.uid, err)
 		}
-		if alive == 0 {
+		if len(alive) == 0 {
 			return nil
 		}
-		if err := killAs(u.uid, s.dumpable); err != nil {
-			return fmt.Errorf("sandbox: end the processes of user %d: %w", u.uid, err)
+		for _, pid := range alive {
+			if err := killOwned(pid, u.uid); err != nil {
+				return fmt.Errorf("sandbox: end process %d of user %d: %w", pid, u.uid, err)
+			}
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("sandbox: %d processes of user %d still ran after %s", alive, u.uid, killTimeout)
+			return fmt.Errorf("sandbox: %d processes of user %d still ran after %s", len(alive), u.uid, killTimeout)
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
 }
 
-// killAs sends SIGKILL to every process that user uid may signal (those
-// whose real or saved user id is uid), as kill(-1) from that user does.
-// It calls kill from a thread of its own that takes uid's identity (real,
-// effective and saved, so no capability is left to it): in Linux a
-// thread's credentials are its own, and the raw setresuid changes only
-// the calling thread's (the syscall package's Setresuid would change
-// every thread's). The thread is never given back to the runtime: it ends
-// with its goroutine.
-//
-// Changing a thread's effective user makes the whole process
-// non-dumpable: it is made dumpable again after, when it was at its start
-// (dumpable; calls at once leave it so, each setting it back after its own
-// change).
-func killAs(uid int, dumpable bool) error {
-	var err error
-	onDiscardedThread(func() {
-		id := uintptr(uid)
-		if _, _, e := syscall.RawSyscall(syscall.SYS_SETRESUID, id, id, id); e != 0 {
-			err = fmt.Errorf("take the user's identity: %w", e)
-			return
+// killOwned sends SIGKILL to process pid if it is still uid's: the pid is
+// held by a pidfd (Linux 5.3) before the check, so that the signal goes to
+// the process checked. A process gone meanwhile is no error.
+func killOwned(pid, uid int) error {
+	fd, _, e := syscall.Syscall(sysPidfdOpen, uintptr(pid), 0, 0)
+	if e == syscall.ENOSYS {
+		// An older kernel: the check and the kill are apart, and a pid
+		// reused in between could be another user's process.
+		if owned, _ := ownedBy(pid, uid); owned {
+			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && err != syscall.ESRCH {
+				return err
+			}
 		}
-		// kill(-1) fails only when there is no process but itself and init.
-		minusOne := -1
-		if _, _, e := syscall.RawSyscall(syscall.SYS_KILL, uintptr(minusOne), uintptr(syscall.SIGKILL), 0); e != 0 && e != syscall.ESRCH {
-			err = fmt.Errorf("kill(-1): %w", e)
-		}
-	})
-	if dumpable {
-		_, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_DUMPABLE, 1, 0)
+		return nil
 	}
-	return err
+	if e != 0 {
+		return nil // gone
+	}
+	defer syscall.Close(int(fd))
+	if owned, _ := ownedBy(pid, uid); !owned {
+		return nil
+	}
+	if _, _, e := syscall.Syscall6(sysPidfdSendSignal, fd, uintptr(syscall.SIGKILL), 0, 0, 0, 0); e != 0 && e != syscall.ESRCH {
+		return e
+	}
+	return nil
 }
 
-// onDiscardedThread runs f on an OS thread of its own that ends after it,
-// never running anything else: f may change what only that thread has
-// (its credentials). The main thread, which the runtime cannot end, is
-// never the one: a call that lands there keeps it (locked, unchanged)
-// while it tries again, and so lands elsewhere.
-func onDiscardedThread(f func()) {
-	done := make(chan struct{})
-	go func() {
-		runtime.LockOSThread()
-		if syscall.Gettid() == os.Getpid() {
-			onDiscardedThread(f)
-			runtime.UnlockOSThread()
-			close(done)
-			return
-		}
-		f()
-		close(done)
-		// Never unlocked: the thread ends with this goroutine.
-	}()
-	<-done
-}
+// The system calls of pidfds (the same number on every architecture).
+const (
+	sysPidfdSendSignal = 424
+	sysPidfdOpen       = 434
+)
 
-// processesOf counts the live processes (zombies aside: they can do
-// nothing more) whose real, effective or saved user id is uid, as the
-// kernel lists them in /proc: the status of each, read with one buffer.
-func processesOf(uid int) (int, error) {
+// processesOf lists the live processes (zombies aside: they can do nothing
+// more) whose real, effective or saved user id is uid, as the kernel lists
+// them in /proc: the status of each, read with one buffer.
+func processesOf(uid int) ([]int, error) {
 	d, err := os.Open("/proc")
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	names, err := d.Readdirnames(-1)
 	d.Close()
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	want := []byte(strconv.Itoa(uid))
 	buf := make([]byte, 4096)
-	path := make([]byte, 0, 32)
-	n := 0
+	var out []int
 	for _, name := range names {
 		if c := name[0]; c < '0' || c > '9' {
 			continue
 		}
-		path = append(append(append(path[:0], "/proc/"...), name...), "/status"...)
-		fd, err := syscall.Open(string(path), syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		pid, err := strconv.Atoi(name)
 		if err != nil {
-			continue // gone meanwhile
-		}
-		k, err := syscall.Read(fd, buf)
-		syscall.Close(fd)
-		if err != nil || k <= 0 {
 			continue
 		}
-		if owned, alive := statusOf(buf[:k], want); owned && alive {
-			n++
+		if owned, alive := ownedByBuf(pid, want, buf); owned && alive {
+			out = append(out, pid)
 		}
 	}
-	return n, nil
+	return out, nil
+}
+
+// ownedBy reports whether process pid is uid's, and alive.
+func ownedBy(pid, uid int) (owned, alive bool) {
+	return ownedByBuf(pid, []byte(strconv.Itoa(uid)), make([]byte, 4096))
+}
+
+// ownedByBuf is ownedBy with uid as text and a buffer for the status. A
+// process whose first thread has exited is a zombie by its status while
+// its other threads still run: it is alive when /proc lists other tasks
+// of it.
+func ownedByBuf(pid int, uid, buf []byte) (owned, alive bool) {
+	p := "/proc/" + strconv.Itoa(pid)
+	fd, err := syscall.Open(p+"/status", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return false, false // gone meanwhile
+	}
+	k, err := syscall.Read(fd, buf)
+	syscall.Close(fd)
+	if err != nil || k <= 0 {
+		return false, false
+	}
+	owned, alive = statusOf(buf[:k], uid)
+	if owned && !alive {
+		if tasks, err := os.ReadDir(p + "/task"); err == nil && len(tasks) > 1 {
+			alive = true
+		}
+	}
+	return owned, alive
 }
 
 // statusOf reads a /proc/PID/status: whether uid (as text) is one of its
