@@ -355,8 +355,6 @@ func MeasureLimited(ctx context.Context, slots *semaphore.Weighted, model agent.
 	return r, nil
 }
 
-// definitions converts every set's tools as the agent loop would, refusing
-// what a run would refuse.
 // Requests is how many requests Measure sends for sets: one per distinct
 // configuration (no tools, every tool, each set, each tool alone), so that
 // a caller can keep that many model slots for the measurement.
@@ -376,6 +374,8 @@ func Requests(sets []ToolSet) int {
 	return len(configs)
 }
 
+// definitions converts every set's tools as the agent loop would, refusing
+// what a run would refuse.
 func definitions(sets []ToolSet) ([][]api.Tool, error) {
 	setNames := map[string]bool{}
 	owner := map[string]string{}

@@ -41,18 +41,18 @@ func (r *Runner) modelContext(ctx context.Context, plan *Plan) (int, error) {
 
 // measureOverhead measures, per arm, the prompt tokens its tool sets add
 // to every request: one minimal request per configuration against the
-// run's model, on one endpoint (the first in service): the tokens are the
+// run's model, on one endpoint (the first in service, ep): the tokens are the
 // model's weights', and one endpoint gives them all even when the
 // endpoints serve different weights (--allow-mixed-models). Its first
 // requests are also the check of the model before anything is stored: a
 // server that is down, a model that is not pulled or one that cannot take
 // tools stops the run, with what to do.
 //
-// The requests of every arm go at once, as many in flight as slots: model
-// slots of the run that the caller holds for the measurement, while the
-// first attempts use the others.
-func (r *Runner) measureOverhead(ctx context.Context, plan *Plan, armSets map[string][]overhead.ToolSet, slots int) ([]*overhead.Report, error) {
-	model := onEndpoint{pool: r.pool, ep: r.pool.First()}
+// The requests of every arm go at once, to ep, as many in flight as slots:
+// model slots of the run that the caller holds for the measurement, while
+// the first attempts use the others.
+func (r *Runner) measureOverhead(ctx context.Context, plan *Plan, armSets map[string][]overhead.ToolSet, ep *endpoint.Endpoint, slots int) ([]*overhead.Report, error) {
+	model := onEndpoint{pool: r.pool, ep: ep}
 	sem := semaphore.NewWeighted(int64(max(slots, 1)))
 	reps := make([]*overhead.Report, len(plan.Arms))
 	errs := make([]error, len(plan.Arms))

@@ -115,12 +115,16 @@ func NewRunID(now time.Time) string {
 	return now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
 }
 
-// Run runs a plan under a new run id, or continues the run of that id if
-// the store already holds it: finished attempts are kept, the rest run with
+// Run runs a plan under a new run id ("" for a fresh one), or continues
+// the run of that id if the store already holds it: finished attempts are kept, the rest run with
 // the same seeds. A Runner runs one plan at a time.
 func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, error) {
 	if err := plan.Normalize(); err != nil {
 		return nil, err
+	}
+	if runID == "" {
+		// Named before anything runs: the attempts carry it from their start.
+		runID = NewRunID(time.Now())
 	}
 	if r.Sandbox == nil {
 		return nil, errors.New("runner: no sandbox: make one with sandbox.New (its Off mode isolates nothing, but still ends every process of an attempt)")
@@ -235,7 +239,11 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 	// idle. It is still the check of the model: until it is over (and the
 	// run is created) nothing is stored, and when it fails the attempts
 	// are stopped and thrown away, and the run never existed.
+	measureOn := r.pool.First()
 	held := min(plan.Concurrency, overheadRequests(measure, armSets))
+	if measureOn.Slots > 0 {
+		held = min(held, measureOn.Slots) // it measures on that endpoint alone
+	}
 	for range held {
 		r.looping <- struct{}{}
 	}
@@ -247,7 +255,7 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 	envsFailed := false
 	go func() {
 		defer close(measured)
-		reps, err := r.measureOverhead(runCtx, measure, armSets, held)
+		reps, err := r.measureOverhead(runCtx, measure, armSets, measureOn, held)
 		if err != nil {
 			preflightErr = fmt.Errorf("%w: %w", ErrPreflight, err)
 			stopRun() // before the slots go to attempts
@@ -269,8 +277,11 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 			}
 		}
 		if err := r.saveOverhead(ctx, run.ID, reps); err != nil {
+			// The run exists now, without its attempts, which are thrown
+			// away: it is stored as interrupted, to be resumed.
 			preflightErr = err
 			stopRun()
+			_ = r.Store.FinishRun(context.WithoutCancel(ctx), run.ID, results.RunInterrupted)
 		}
 	}()
 
@@ -280,9 +291,9 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 		close(envsDone)
 		stopRun()
 		if <-measured; preflightErr != nil {
-			return nil, preflightErr // the measurement failed first
+			return nil, interruptedBefore(ctx, preflightErr) // the measurement failed first
 		}
-		return nil, fmt.Errorf("%w: %w", ErrPreflight, err)
+		return nil, interruptedBefore(ctx, fmt.Errorf("%w: %w", ErrPreflight, err))
 	}
 	close(envsDone)
 	defer releaseEnvs()
@@ -315,7 +326,7 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 				return nil // not saved as a result: the resume runs it again
 			}
 			if <-measured; preflightErr != nil {
-				return nil // the run never started: nothing is stored
+				return nil // the run did not start (or its overhead could not be stored): the attempt is thrown away
 			}
 			saves.save(a)
 			return nil
@@ -329,7 +340,7 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 	r.removing.Wait()
 	bar.finish()
 	if preflightErr != nil {
-		return nil, preflightErr
+		return nil, interruptedBefore(ctx, preflightErr)
 	}
 	if err != nil {
 		_ = r.Store.FinishRun(context.WithoutCancel(ctx), run.ID, results.RunInterrupted)
@@ -351,6 +362,16 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 		return out, fmt.Errorf("finish run %s: %w", run.ID, err)
 	}
 	return out, nil
+}
+
+// interruptedBefore is err, or, when ctx ended (the run was interrupted
+// while the model was checked or the environments prepared), a preflight
+// error that says so rather than ctx's own.
+func interruptedBefore(ctx context.Context, err error) error {
+	if ctx.Err() != nil && errors.Is(err, ErrPreflight) {
+		return fmt.Errorf("%w: interrupted before the run started (%v)", ErrPreflight, context.Cause(ctx))
+	}
+	return err
 }
 
 // removeLater removes an attempt's folder in the background: the attempt's

@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -24,10 +25,11 @@ func (t *Task) WorkspaceFS() (fs.FS, error) { return t.folderFS(t.WorkspaceDir()
 // TestsFS is the task's tests/ as scoring runs get it, as WorkspaceFS is
 // its workspace/; an empty file system for a task without tests/.
 func (t *Task) TestsFS() (fs.FS, error) {
-	if _, err := os.Stat(t.TestsDir()); os.IsNotExist(err) {
+	fsys, err := t.folderFS(t.TestsDir())
+	if errors.Is(err, fs.ErrNotExist) {
 		return &snapshotFS{byName: map[string]*snapEntry{".": {rel: ".", mode: fs.ModeDir | 0o755}}}, nil
 	}
-	return t.folderFS(t.TestsDir())
+	return fsys, err
 }
 
 func (t *Task) folderFS(dir string) (fs.FS, error) {
@@ -88,7 +90,7 @@ func (f *snapshotFS) Open(name string) (fs.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &snapshotFile{e: e, r: bytes.NewReader(e.data), dir: f.children[name]}, nil
+	return &snapshotFile{e: e, r: bytes.NewReader(e.data), dir: slices.Clone(f.children[name])}, nil
 }
 
 // ReadDir lists a folder, sorted by name.

@@ -114,7 +114,7 @@ func TestRunStopsWhenModelIsMissing(t *testing.T) {
 	if strings.Contains(stderr, "results in") {
 		t.Errorf("stderr %q says where results are, but nothing was stored", stderr)
 	}
-	if !strings.Contains(stderr, "ollama pull qwen3:8b") || !strings.Contains(stderr, "No attempt was run") {
+	if !strings.Contains(stderr, "ollama pull qwen3:8b") || !strings.Contains(stderr, "No attempt was stored") {
 		t.Errorf("stderr %q should say to pull the model and that nothing ran", stderr)
 	}
 	if n := len(srv.Requests()); n != 0 {
@@ -244,7 +244,7 @@ func TestServerFailingDiscoveryStopsTheRun(t *testing.T) {
 	if code != 1 {
 		t.Errorf("exit %d, want 1", code)
 	}
-	for _, want := range []string{"broken", "cannot open the index", "No attempt was run"} {
+	for _, want := range []string{"broken", "cannot open the index", "No attempt was stored"} {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}

@@ -400,7 +400,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 					os.Remove(dbPath + suffix)
 				}
 			}
-			return fmt.Errorf("%v\nNo attempt was run.", strings.TrimPrefix(err.Error(), "preflight: "))
+			return fmt.Errorf("%v\nNo attempt was stored.", strings.TrimPrefix(err.Error(), "preflight: "))
 		}
 		if out != nil {
 			return fmt.Errorf("%w\nAttempts finished so far are stored; continue with: bench run --resume %s --db %s", err, runID, dbPath)

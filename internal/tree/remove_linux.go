@@ -55,14 +55,17 @@ func removeAt(dirfd int, name, shown string, typ uint8) error {
 	case err == syscall.ENOENT:
 		return nil
 	case err == syscall.ENOTDIR || err == syscall.ELOOP:
-		// Not a folder after all (a file we may not unlink): say why the
-		// unlink failed.
-		return &os.PathError{Op: "unlinkat", Path: shown, Err: unlinkat(dirfd, name, 0)}
+		// Not a folder after all (a file we may not unlink, or one that
+		// took a folder's place meanwhile): unlink it, or say why not.
+		if err := unlinkat(dirfd, name, 0); err != nil && err != syscall.ENOENT {
+			return &os.PathError{Op: "unlinkat", Path: shown, Err: err}
+		}
+		return nil
 	case err != nil:
 		return &os.PathError{Op: "open", Path: shown, Err: err}
 	}
 	var first error
-	for {
+	for pass := 1; ; pass++ {
 		// Every name is read before any is removed: removing while
 		// reading may make the folder skip entries.
 		entries, err := readNames(fd)
@@ -85,7 +88,7 @@ func removeAt(dirfd int, name, shown string, typ uint8) error {
 			syscall.Close(fd)
 			return nil
 		}
-		if err == syscall.ENOTEMPTY && removed > 0 {
+		if err == syscall.ENOTEMPTY && removed > 0 && pass < maxPasses {
 			continue // entries came meanwhile: again
 		}
 		syscall.Close(fd)
@@ -95,6 +98,11 @@ func removeAt(dirfd int, name, shown string, typ uint8) error {
 		return &os.PathError{Op: "unlinkat", Path: shown, Err: err}
 	}
 }
+
+// maxPasses bounds the times a folder is emptied again when entries come
+// while it is (something still writing there): the removal fails rather
+// than run for ever.
+const maxPasses = 8
 
 // atFDCWD is AT_FDCWD: a path relative to the working folder.
 const atFDCWD = -100
