@@ -74,6 +74,7 @@ type Tool interface {
 type Registry struct {
 	order   []string
 	entries map[string]*entry
+	schemas *Schemas // nil: each schema resolved for this registry alone
 }
 
 // entry is one registered tool with its spec and resolved input schema.
@@ -93,6 +94,55 @@ func NewRegistry() *Registry {
 	return &Registry{entries: map[string]*entry{}}
 }
 
+// Schemas resolves the input schemas of many registries (one per attempt
+// of a run): a schema is resolved once, at its first use, and shared by
+// every registry that has the same one, as JSON. Resolving is most of
+// what checking a tool's first call costs. Safe for concurrent use; the
+// zero value is ready.
+type Schemas struct {
+	mu     sync.Mutex
+	byJSON map[string]*resolution
+}
+
+type resolution struct {
+	once sync.Once
+	res  *jsonschema.Resolved
+	err  error
+}
+
+// NewRegistry returns an empty registry whose schemas c resolves (each
+// for itself when c is nil).
+func (c *Schemas) NewRegistry() *Registry {
+	r := NewRegistry()
+	r.schemas = c
+	return r
+}
+
+// resolve resolves s, once for every schema of the same JSON.
+func (c *Schemas) resolve(s *jsonschema.Schema) (*jsonschema.Resolved, error) {
+	key, err := json.Marshal(s)
+	if err != nil {
+		return s.Resolve(resolveOptions()) // not shareable: resolved alone
+	}
+	c.mu.Lock()
+	if c.byJSON == nil {
+		c.byJSON = map[string]*resolution{}
+	}
+	r := c.byJSON[string(key)]
+	if r == nil {
+		r = &resolution{}
+		c.byJSON[string(key)] = r
+	}
+	c.mu.Unlock()
+	r.once.Do(func() { r.res, r.err = s.Resolve(resolveOptions()) })
+	return r.res, r.err
+}
+
+// resolveOptions are the options every input schema is resolved with.
+func resolveOptions() *jsonschema.ResolveOptions {
+	return &jsonschema.ResolveOptions{ValidateDefaults: false}
+}
+
 // Add registers a tool. A name already taken is refused with an error that
 // names both origins: a foreign tool must never shadow another tool.
 func (r *Registry) Add(t Tool) error {
@@ -108,7 +158,10 @@ func (r *Registry) Add(t Tool) error {
 		schema = &jsonschema.Schema{Type: "object"}
 	}
 	resolve := sync.OnceValues(func() (*jsonschema.Resolved, error) {
-		return schema.Resolve(&jsonschema.ResolveOptions{ValidateDefaults: false})
+		if r.schemas != nil {
+			return r.schemas.resolve(schema)
+		}
+		return schema.Resolve(resolveOptions())
 	})
 	if s.Origin != OriginBuiltin || schema.Schema != "" {
 		res, err := resolve()

@@ -82,7 +82,7 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 		s.Dir = dir
 		return r.Sandbox.Command(ctx, s, argv, env)
 	}
-	reg, err := builtinRegistry(ws, j.Arm, agent.BuiltinOptions{Launch: launch})
+	reg, err := builtinRegistry(r.schemas, ws, j.Arm, agent.BuiltinOptions{Launch: launch})
 	if err != nil {
 		return nil, err
 	}
@@ -292,8 +292,8 @@ func (r *Runner) serverWrap(spec sandbox.Spec) func(argv []string) []string {
 
 // builtinRegistry is the arm's subset of the built-in tools (its names
 // were checked by Plan.Normalize).
-func builtinRegistry(ws *agent.Workspace, arm Arm, opts agent.BuiltinOptions) (*agent.Registry, error) {
-	reg := agent.NewRegistry()
+func builtinRegistry(schemas *agent.Schemas, ws *agent.Workspace, arm Arm, opts agent.BuiltinOptions) (*agent.Registry, error) {
+	reg := schemas.NewRegistry()
 	for _, t := range agent.Builtins(ws, opts) {
 		if len(arm.Tools) > 0 && !slices.Contains(arm.Tools, t.Spec().Name) {
 			continue

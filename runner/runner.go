@@ -83,6 +83,9 @@ type Runner struct {
 	// flags keeps the MCP tools' description flags: each distinct tool of
 	// the run is flagged once, not once an attempt.
 	flags *mcp.FlagCache
+	// schemas resolves the tools' input schemas once a run, not once an
+	// attempt.
+	schemas *agent.Schemas
 	// removing counts the attempt folders being removed (removeLater);
 	// removeAll removes one (tree.Remove when nil).
 	removing  sync.WaitGroup
@@ -131,6 +134,7 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 	}
 	r.approvers = map[string]agent.Approver{}
 	r.flags = &mcp.FlagCache{}
+	r.schemas = &agent.Schemas{}
 	for _, a := range plan.Arms {
 		ap, err := agent.ParseApprover(a.Approver, plan.BaseDir)
 		if err != nil {

@@ -92,7 +92,7 @@ func (r *Runner) ToolSets(ctx context.Context, arm Arm, list []tasks.Server, tas
 	if err != nil {
 		return nil, fmt.Errorf("tools of arm %s: %w", arm.Name, err)
 	}
-	reg, err := builtinRegistry(ws, arm, agent.BuiltinOptions{})
+	reg, err := builtinRegistry(r.schemas, ws, arm, agent.BuiltinOptions{})
 	if err != nil {
 		return nil, err
 	}
