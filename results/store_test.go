@@ -918,3 +918,44 @@ func BenchmarkSaveAttempts(b *testing.B) {
 		b.Fatal(err)
 	}
 }
+
+// TestSaveAttemptManyRows: an attempt's turns, messages and tool calls are
+// written several rows to a statement; every count around the statement's
+// size comes back whole and in order.
+func TestSaveAttemptManyRows(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openTemp(t)
+	r := createRun(t, s)
+	for i, n := range []int{1, 2, 7, 8, 9, 16, 17, 25} {
+		a := finishedAttempt(r.ID, AttemptKey{Arm: "baseline", Task: "csv-sum", Index: i}, 1)
+		a.Trajectory = trajectory(n, n)
+		for k := range a.Trajectory.Calls {
+			a.Trajectory.Calls[k].Result = fmt.Sprintf("contents %d", k) // each its own
+		}
+		id, err := s.SaveAttempt(ctx, a)
+		if err != nil {
+			t.Fatalf("%d rows: %v", n, err)
+		}
+		got, err := s.LoadAttempt(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got.ModelTurns) != n || len(got.Calls) != n || len(got.Messages) != len(a.Trajectory.Messages) {
+			t.Fatalf("%d rows: %d turns, %d calls, %d messages back (want %d, %d, %d)", n,
+				len(got.ModelTurns), len(got.Calls), len(got.Messages), n, n, len(a.Trajectory.Messages))
+		}
+		for k := range n {
+			if tu := got.ModelTurns[k]; tu.Index != k || tu.PromptTokens != 1000+100*k {
+				t.Errorf("%d rows: turn %d back as %+v", n, k, tu)
+			}
+			if c := got.Calls[k]; c.Index != k || c.Arguments != fmt.Sprintf(`{"path":"file%d.txt"}`, k) || c.Result != fmt.Sprintf("contents %d", k) {
+				t.Errorf("%d rows: call %d back as %+v", n, k, c)
+			}
+		}
+		for k, m := range got.Messages {
+			if want := a.Trajectory.Messages[k]; m.Role != want.Role {
+				t.Errorf("%d rows: message %d is %s, want %s", n, k, m.Role, want.Role)
+			}
+		}
+	}
+}
