@@ -97,8 +97,9 @@ func NewRegistry() *Registry {
 // Schemas resolves the input schemas of many registries (one per attempt
 // of a run): a schema is resolved once, at its first use, and shared by
 // every registry that has the same one, as JSON. Resolving is most of
-// what checking a tool's first call costs. Safe for concurrent use; the
-// zero value is ready.
+// what checking a tool's first call costs. It keeps every distinct
+// schema it saw (a run's: servers whose schemas change from attempt to
+// attempt add one each). Safe for concurrent use; the zero value is ready.
 type Schemas struct {
 	mu     sync.Mutex
 	byJSON map[string]*resolution
@@ -134,7 +135,17 @@ func (c *Schemas) resolve(s *jsonschema.Schema) (*jsonschema.Resolved, error) {
 		c.byJSON[string(key)] = r
 	}
 	c.mu.Unlock()
-	r.once.Do(func() { r.res, r.err = s.Resolve(resolveOptions()) })
+	// The schema resolved is one of the key's own, decoded from it: what
+	// every registry shares is what the JSON says, not the first caller's
+	// value, which it may still change.
+	r.once.Do(func() {
+		var own jsonschema.Schema
+		if err := json.Unmarshal(key, &own); err != nil {
+			r.res, r.err = s.Resolve(resolveOptions())
+			return
+		}
+		r.res, r.err = own.Resolve(resolveOptions())
+	})
 	return r.res, r.err
 }
 

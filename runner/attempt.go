@@ -89,14 +89,22 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 	// MCP servers: started fresh for the attempt, kept for all of it, shut
 	// down at its end. A server that cannot start now (it passed the
 	// preflight) is an infrastructure failure of this attempt.
+	// What a server started (a wrapped server in the Off mode has no
+	// namespace to end it with) is ended with the attempt's user, however
+	// the attempt ends.
+	failed := func(conns []*attached, err error) (*results.Attempt, error) {
+		a := infraFailure(a, conns, err)
+		_ = r.Sandbox.KillAll(context.WithoutCancel(ctx), spec.User)
+		return a, nil
+	}
 	conns, err := r.connect(ctx, servers(j.Task, j.Arm), r.vars(j.Task, wsDir), reg.Names(), r.serverWrap(serverSpec(spec, wsDir, j.Task)))
 	if err != nil {
-		return infraFailure(a, nil, err), nil
+		return failed(nil, err)
 	}
 	if err := addServerTools(reg, conns); err != nil {
 		// The names were checked before the run; a server that now lists
 		// other tools is an infrastructure failure of this attempt.
-		return infraFailure(a, conns, err), nil
+		return failed(conns, err)
 	}
 
 	waitFrom := time.Now()

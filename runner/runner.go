@@ -118,8 +118,8 @@ func NewRunID(now time.Time) string {
 	return now.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
 }
 
-// Run runs a plan under a new run id ("" for a fresh one), or continues
-// the run of that id if the store already holds it: finished attempts are kept, the rest run with
+// Run runs a plan under a new run id ("" for a fresh one), or
+// continues the run of that id if the store already holds it: finished attempts are kept, the rest run with
 // the same seeds. A Runner runs one plan at a time.
 func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, error) {
 	if err := plan.Normalize(); err != nil {
@@ -253,6 +253,7 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 	}
 	measured := make(chan struct{})
 	var preflightErr error
+	runExists := false // the run is stored, its overhead could not be
 	// The tasks' environments are prepared meanwhile (the run is created
 	// only once they are).
 	envsDone := make(chan struct{})
@@ -283,7 +284,7 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 		if err := r.saveOverhead(ctx, run.ID, reps); err != nil {
 			// The run exists now, without its attempts, which are thrown
 			// away: it is stored as interrupted, to be resumed.
-			preflightErr = err
+			preflightErr, runExists = err, true
 			stopRun()
 			_ = r.Store.FinishRun(context.WithoutCancel(ctx), run.ID, results.RunInterrupted)
 		}
@@ -344,6 +345,9 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 	r.removing.Wait()
 	bar.finish()
 	if preflightErr != nil {
+		if runExists {
+			return out, preflightErr // to be resumed
+		}
 		return nil, interruptedBefore(ctx, preflightErr)
 	}
 	if err != nil {

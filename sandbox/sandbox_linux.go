@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // probeTimeout bounds the trial run of New.
@@ -186,35 +188,33 @@ func (s *Sandbox) KillAll(ctx context.Context, u User) error {
 // held by a pidfd (Linux 5.3) before the check, so that the signal goes to
 // the process checked. A process gone meanwhile is no error.
 func killOwned(pid, uid int) error {
-	fd, _, e := syscall.Syscall(sysPidfdOpen, uintptr(pid), 0, 0)
-	if e == syscall.ENOSYS {
-		// An older kernel: the check and the kill are apart, and a pid
-		// reused in between could be another user's process.
+	fd, err := unix.PidfdOpen(pid, 0)
+	switch err {
+	case nil:
+	case unix.ESRCH, unix.EINVAL:
+		return nil // gone
+	case unix.ENOSYS, unix.EPERM:
+		// An older kernel, or a filter that refuses pidfds: the check and
+		// the kill are apart, and a pid reused in between could be
+		// another user's process.
 		if owned, _ := ownedBy(pid, uid); owned {
 			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && err != syscall.ESRCH {
 				return err
 			}
 		}
 		return nil
+	default:
+		return fmt.Errorf("pidfd_open: %w", err)
 	}
-	if e != 0 {
-		return nil // gone
-	}
-	defer syscall.Close(int(fd))
+	defer unix.Close(fd)
 	if owned, _ := ownedBy(pid, uid); !owned {
 		return nil
 	}
-	if _, _, e := syscall.Syscall6(sysPidfdSendSignal, fd, uintptr(syscall.SIGKILL), 0, 0, 0, 0); e != 0 && e != syscall.ESRCH {
-		return e
+	if err := unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0); err != nil && err != unix.ESRCH {
+		return fmt.Errorf("pidfd_send_signal: %w", err)
 	}
 	return nil
 }
-
-// The system calls of pidfds (the same number on every architecture).
-const (
-	sysPidfdSendSignal = 424
-	sysPidfdOpen       = 434
-)
 
 // processesOf lists the live processes (zombies aside: they can do nothing
 // more) whose real, effective or saved user id is uid, as the kernel lists

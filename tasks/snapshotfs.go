@@ -25,11 +25,18 @@ func (t *Task) WorkspaceFS() (fs.FS, error) { return t.folderFS(t.WorkspaceDir()
 // TestsFS is the task's tests/ as scoring runs get it, as WorkspaceFS is
 // its workspace/; an empty file system for a task without tests/.
 func (t *Task) TestsFS() (fs.FS, error) {
-	fsys, err := t.folderFS(t.TestsDir())
-	if errors.Is(err, fs.ErrNotExist) {
+	dir := t.TestsDir()
+	s, err := t.snapshotOf(dir)
+	if err == nil && s != nil {
+		return s.fs(), nil // kept, even if the folder went meanwhile
+	}
+	if _, serr := os.Lstat(dir); errors.Is(serr, fs.ErrNotExist) {
 		return &snapshotFS{byName: map[string]*snapEntry{".": {rel: ".", mode: fs.ModeDir | 0o755}}}, nil
 	}
-	return fsys, err
+	if err != nil {
+		return nil, err
+	}
+	return os.DirFS(dir), nil
 }
 
 func (t *Task) folderFS(dir string) (fs.FS, error) {

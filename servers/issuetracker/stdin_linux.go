@@ -10,11 +10,12 @@ import (
 
 // pollableStdin returns stdin made non-blocking and waited for by Go's
 // poller, when stdin is a pipe, and reports whether it is; otherwise
-// stdin as it is, never closed. The server is the pipe's one reader (its
-// client holds the other end), so the flag changes nothing for anyone
-// else. (Reopening /proc/self/fd/0 instead would keep the flag to itself,
-// but a sandboxed server, which runs as a user of its own, may not open a
-// pipe that bench made.)
+// stdin as it is, never closed. The server is the pipe's one reader while
+// it serves (its client holds the other end); closing it makes the pipe
+// blocking again, for whoever reads it after (a shell that did not exec
+// the server). (Reopening /proc/self/fd/0 instead would keep the flag to
+// itself, but a sandboxed server, which runs as a user of its own, may
+// not open a pipe that bench made.)
 func pollableStdin() (io.ReadCloser, bool) {
 	var st syscall.Stat_t
 	if err := syscall.Fstat(0, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFIFO {
@@ -23,5 +24,14 @@ func pollableStdin() (io.ReadCloser, bool) {
 	if err := syscall.SetNonblock(0, true); err != nil {
 		return io.NopCloser(os.Stdin), false
 	}
-	return os.NewFile(0, "/dev/stdin"), true
+	return nonblockingStdin{os.NewFile(0, "/dev/stdin")}, true
+}
+
+// nonblockingStdin is stdin while the server reads it through the poller.
+type nonblockingStdin struct{ *os.File }
+
+// Close ends a waiting Read, makes the pipe blocking again and closes it.
+func (s nonblockingStdin) Close() error {
+	_ = syscall.SetNonblock(0, false)
+	return s.File.Close()
 }
