@@ -77,3 +77,24 @@ func TestSnapshotFS(t *testing.T) {
 		}
 	}
 }
+
+// A task without tests/ has an empty TestsFS, whether Load made it or not:
+// its shadowing rule shadows nothing.
+func TestTestsFSWithoutTests(t *testing.T) {
+	for _, tk := range []*Task{{ID: "bare", Dir: t.TempDir()}, {ID: "loaded", Dir: t.TempDir(), snaps: &snapshots{}}} {
+		fsys, err := tk.TestsFS()
+		if err != nil {
+			t.Fatalf("%s: %v", tk.ID, err)
+		}
+		var names []string
+		if err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+			names = append(names, p)
+			return err
+		}); err != nil || len(names) != 1 {
+			t.Errorf("%s: walked %v, %v; want only the root", tk.ID, names, err)
+		}
+		if s, err := tk.Shadowing(); err != nil || s.Shadows("test_x.py") {
+			t.Errorf("%s: shadowing %+v, %v", tk.ID, s, err)
+		}
+	}
+}
