@@ -13,8 +13,6 @@ import (
 	"strings"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // probeTimeout bounds the trial run of New.
@@ -147,22 +145,21 @@ const killTimeout = 10 * time.Second
 
 // KillAll ends every process of u and returns once none is left. When
 // bench runs as root, u is a user of its own: as long as the kernel lists
-// processes of u alive, bench sends each of them SIGKILL, so that nothing
-// escapes, whatever namespace or session it made. A user under whom
-// nothing was ever started (no Command, no Wrap) has nothing to end, and
-// /proc is not read. Otherwise (the zero User) it does nothing: each
-// command's process namespace already ended with it.
-//
-// bench signals as root, through a pidfd taken before it checks the
-// process's user again, so that a pid reused meanwhile is never signalled:
-// no process of bench ever takes u's identity, which would let u's own
-// processes signal it.
+// processes of u alive, a process running as u signals all the others
+// (kill -1), so that nothing escapes, whatever namespace or session it
+// made. One kill(-1) reaches every process of u at once, as the kernel
+// lists them while no process can fork; a process of bench's own never
+// takes u's identity, which would let u's processes signal it. A user
+// under whom nothing was ever started (no Command, no Wrap) has nothing
+// to end, and /proc is not read. Otherwise (the zero User) it does
+// nothing: each command's process namespace already ended with it.
 func (s *Sandbox) KillAll(ctx context.Context, u User) error {
 	if !s.root || u.uid == 0 || (u.ran != nil && !u.ran.Load()) {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, killTimeout)
 	defer cancel()
+	id := fmt.Sprint(u.uid)
 	for {
 		alive, err := processesOf(u.uid)
 		if err != nil {
@@ -171,49 +168,17 @@ func (s *Sandbox) KillAll(ctx context.Context, u User) error {
 		if len(alive) == 0 {
 			return nil
 		}
-		for _, pid := range alive {
-			if err := killOwned(pid, u.uid); err != nil {
-				return fmt.Errorf("sandbox: end process %d of user %d: %w", pid, u.uid, err)
-			}
-		}
+		// kill(-1) reaches every process the caller may signal, but itself.
+		cmd := exec.CommandContext(ctx, s.setpriv, "--reuid="+id, "--regid="+id, "--clear-groups", "--", "/bin/sh", "-c", "kill -9 -1")
+		cmd.Env = []string{"PATH=/usr/bin:/bin"}
+		cmd.Dir = "/"
+		_ = cmd.Run() // it dies with the rest; what counts is the next listing
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("sandbox: %d processes of user %d still ran after %s", len(alive), u.uid, killTimeout)
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
-}
-
-// killOwned sends SIGKILL to process pid if it is still uid's: the pid is
-// held by a pidfd (Linux 5.3) before the check, so that the signal goes to
-// the process checked. A process gone meanwhile is no error.
-func killOwned(pid, uid int) error {
-	fd, err := unix.PidfdOpen(pid, 0)
-	switch err {
-	case nil:
-	case unix.ESRCH, unix.EINVAL:
-		return nil // gone
-	case unix.ENOSYS, unix.EPERM:
-		// An older kernel, or a filter that refuses pidfds: the check and
-		// the kill are apart, and a pid reused in between could be
-		// another user's process.
-		if owned, _ := ownedBy(pid, uid); owned {
-			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && err != syscall.ESRCH {
-				return err
-			}
-		}
-		return nil
-	default:
-		return fmt.Errorf("pidfd_open: %w", err)
-	}
-	defer unix.Close(fd)
-	if owned, _ := ownedBy(pid, uid); !owned {
-		return nil
-	}
-	if err := unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0); err != nil && err != unix.ESRCH {
-		return fmt.Errorf("pidfd_send_signal: %w", err)
-	}
-	return nil
 }
 
 // processesOf lists the live processes (zombies aside: they can do nothing
@@ -247,15 +212,10 @@ func processesOf(uid int) ([]int, error) {
 	return out, nil
 }
 
-// ownedBy reports whether process pid is uid's, and alive.
-func ownedBy(pid, uid int) (owned, alive bool) {
-	return ownedByBuf(pid, []byte(strconv.Itoa(uid)), make([]byte, 4096))
-}
-
-// ownedByBuf is ownedBy with uid as text and a buffer for the status. A
-// process whose first thread has exited is a zombie by its status while
-// its other threads still run: it is alive when /proc lists other tasks
-// of it.
+// ownedByBuf reports whether process pid is uid's (given as text), and
+// alive, reading its status into buf. A process whose first thread has
+// exited is a zombie by its status while its other threads still run: it
+// is alive when /proc lists other tasks of it.
 func ownedByBuf(pid int, uid, buf []byte) (owned, alive bool) {
 	p := "/proc/" + strconv.Itoa(pid)
 	fd, err := syscall.Open(p+"/status", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
