@@ -150,13 +150,19 @@ func CollectChange(t *tasks.Task, workspace string) (*Change, error) {
 			return nil
 		}
 		kind := "added"
+		var cur []byte // the attempt's file, read at most once
 		if werr == nil && was.Mode().IsRegular() {
-			same, err := sameFile(orig, rel, p, was, info)
-			if err != nil {
-				return unreadable(rel, d, err)
-			}
-			if same {
-				return nil
+			if sameShape(was, info) {
+				if cur, err = readNoFollow(p); err != nil {
+					return unreadable(rel, d, err)
+				}
+				same, err := sameContent(orig, rel, cur)
+				if err != nil {
+					return unreadable(rel, d, err)
+				}
+				if same {
+					return nil
+				}
 			}
 			kind = "modified"
 		}
@@ -168,11 +174,17 @@ func CollectChange(t *tasks.Task, workspace string) (*Change, error) {
 			leave(rel, tasks.LeftOutShadow)
 			return nil
 		}
-		if err := readable(p); err != nil {
-			return unreadable(rel, d, err)
+		if cur == nil && info.Size() <= maxDiffFile {
+			if cur, err = readNoFollow(p); err != nil {
+				return unreadable(rel, d, err)
+			}
+		} else if cur == nil {
+			if err := readable(p); err != nil {
+				return unreadable(rel, d, err)
+			}
 		}
 		c.Carried = append(c.Carried, FileChange{Path: rel, Kind: kind, Size: info.Size()})
-		return writeDiff(&diff, rel, orig, p, kind, was, info)
+		return writeDiff(&diff, rel, orig, cur, kind, was, info)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("collect the change of the attempt: %w", err)
@@ -194,7 +206,7 @@ func CollectChange(t *tasks.Task, workspace string) (*Change, error) {
 		if err != nil {
 			return err
 		}
-		return writeDiff(&diff, rel, orig, "", "removed", fi, nil)
+		return writeDiff(&diff, rel, orig, nil, "removed", fi, nil)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("collect the change of the attempt: %w", err)
@@ -296,21 +308,32 @@ func mustRel(base, p string) string {
 	return rel
 }
 
-// sameFile reports whether a regular file of the original (rel in orig) and
-// one of the attempt's (path b) have the same content and executable bits.
-func sameFile(orig fs.FS, rel, b string, ai, bi fs.FileInfo) (bool, error) {
-	if ai.Size() != bi.Size() || ai.Mode().Perm()&0o111 != bi.Mode().Perm()&0o111 {
-		return false, nil
-	}
+// sameShape reports whether two regular files may be the same: the same
+// size and executable bits.
+func sameShape(ai, bi fs.FileInfo) bool {
+	return ai.Size() == bi.Size() && ai.Mode().Perm()&0o111 == bi.Mode().Perm()&0o111
+}
+
+// sameContent reports whether the original's file at rel holds exactly b.
+func sameContent(orig fs.FS, rel string, b []byte) (bool, error) {
 	x, err := fs.ReadFile(orig, rel)
 	if err != nil {
 		return false, err
+	}
+	return bytes.Equal(x, b), nil
+}
+
+// sameFile reports whether a regular file of the original (rel in orig) and
+// one of the attempt's (path b) have the same content and executable bits.
+func sameFile(orig fs.FS, rel, b string, ai, bi fs.FileInfo) (bool, error) {
+	if !sameShape(ai, bi) {
+		return false, nil
 	}
 	y, err := readNoFollow(b)
 	if err != nil {
 		return false, err
 	}
-	return bytes.Equal(x, y), nil
+	return sameContent(orig, rel, y)
 }
 
 func sameLink(orig fs.FS, rel, b string) bool {
@@ -371,9 +394,10 @@ func readNoFollow(p string) ([]byte, error) {
 }
 
 // writeDiff appends the unified diff of one carried file at rel: orig holds
-// the original, cur is the attempt's path ("" when removed); oi and ci
-// their infos (oi unused when added).
-func writeDiff(w *bytes.Buffer, rel string, orig fs.FS, cur, kind string, oi, ci fs.FileInfo) error {
+// the original, cur is the attempt's content (read by the caller; nil when
+// removed, or too large to show); oi and ci their infos (oi unused when
+// added).
+func writeDiff(w *bytes.Buffer, rel string, orig fs.FS, cur []byte, kind string, oi, ci fs.FileInfo) error {
 	if w.Len() > MaxDiff {
 		return nil // the diff is cut anyway
 	}
@@ -397,11 +421,7 @@ func writeDiff(w *bytes.Buffer, rel string, orig fs.FS, cur, kind string, oi, ci
 	}
 	if kind != "removed" {
 		big = big || ci.Size() > maxDiffFile
-		if !big {
-			if b, err = readNoFollow(cur); err != nil {
-				return err
-			}
-		}
+		b = cur
 	}
 	fmt.Fprintf(w, "diff --bench %s %s\n", "a/"+rel, "b/"+rel)
 	switch kind {
