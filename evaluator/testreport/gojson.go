@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/benchhq/bench/internal/procio"
 )
 
 // goEvent is one line of `go test -json` (cmd/test2json).
@@ -25,7 +27,7 @@ func parseGoJSON(b []byte) ([]Case, error) {
 	type state struct {
 		c    Case
 		done bool
-		out  clipped
+		out  *procio.Buffer
 	}
 	tests := map[string]*state{}
 	var order []string
@@ -48,7 +50,7 @@ func parseGoJSON(b []byte) ([]Case, error) {
 		id := ev.Package + "::" + ev.Test
 		st := tests[id]
 		if st == nil {
-			st = &state{c: Case{ID: id}}
+			st = &state{c: Case{ID: id}, out: newMessage()}
 			tests[id] = st
 			order = append(order, id)
 		}

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/benchhq/bench/internal/procio"
 	"github.com/benchhq/bench/tasks"
 )
 
@@ -139,33 +140,11 @@ func cut(s string) string {
 	if len(s) <= maxMessage {
 		return s
 	}
-	return s[:maxMessage/2] + fmt.Sprintf("\n... [%d bytes cut] ...\n", len(s)-maxMessage) + s[len(s)-maxMessage/2:]
+	b := newMessage()
+	b.WriteString(s)
+	return b.String()
 }
 
-// clipped gathers a message written in parts, keeping what cut keeps
+// newMessage gathers a message written in parts, keeping what cut keeps
 // without holding the rest.
-type clipped struct {
-	head, tail []byte
-	dropped    int
-}
-
-// WriteString adds s to the message.
-func (c *clipped) WriteString(s string) {
-	if n := min(len(s), maxMessage/2-len(c.head)); n > 0 {
-		c.head = append(c.head, s[:n]...)
-		s = s[n:]
-	}
-	c.tail = append(c.tail, s...)
-	if over := len(c.tail) - maxMessage/2; over > 0 {
-		c.dropped += over
-		c.tail = append(c.tail[:0], c.tail[over:]...)
-	}
-}
-
-// String is the message, with a note of what was cut from its middle.
-func (c *clipped) String() string {
-	if c.dropped == 0 {
-		return string(c.head) + string(c.tail)
-	}
-	return string(c.head) + fmt.Sprintf("\n... [%d bytes cut] ...\n", c.dropped) + string(c.tail)
-}
+func newMessage() *procio.Buffer { return procio.New(maxMessage, maxMessage/2) }
