@@ -323,20 +323,7 @@ func MeasureLimited(ctx context.Context, slots *semaphore.Weighted, model agent.
 	// slot, sent): the baseline first, then everything, so that a missing
 	// model or one without tool support fails at once, with a clear
 	// message.
-	var all []api.Tool
-	for _, d := range defs {
-		all = append(all, d...)
-	}
-	baseline := p.add("with no tools", nil)
-	everything := p.add("with all tools", all)
-	setProbes := make([]*probe, len(sets))
-	toolProbes := make([][]*probe, len(sets))
-	for i, s := range sets {
-		setProbes[i] = p.add("with tool set "+s.Name, defs[i])
-		for _, d := range defs[i] {
-			toolProbes[i] = append(toolProbes[i], p.add("with tool "+d.Function.Name, []api.Tool{d}))
-		}
-	}
+	baseline, everything, setProbes, toolProbes := p.configure(sets, defs)
 	if err := p.run(ctx, slots); err != nil {
 		return nil, err
 	}
@@ -355,23 +342,38 @@ func MeasureLimited(ctx context.Context, slots *semaphore.Weighted, model agent.
 	return r, nil
 }
 
-// Requests is how many requests Measure sends for sets: one per distinct
-// configuration (no tools, every tool, each set, each tool alone), so that
-// a caller can keep that many model slots for the measurement.
-func Requests(sets []ToolSet) int {
-	configs := map[string]bool{"": true}
-	var all []string
-	for _, s := range sets {
-		names := make([]string, len(s.Tools))
-		for i, t := range s.Tools {
-			names[i] = t.Spec().Name
-			configs[names[i]] = true
-		}
-		configs[strings.Join(names, "\x00")] = true
-		all = append(all, names...)
+// configure adds the probes of every configuration (no tools, every tool,
+// each set, each tool alone: one per distinct list of tools), in the
+// order they are reported and, with one slot, sent.
+func (p *prober) configure(sets []ToolSet, defs [][]api.Tool) (baseline, everything *probe, setProbes []*probe, toolProbes [][]*probe) {
+	var all []api.Tool
+	for _, d := range defs {
+		all = append(all, d...)
 	}
-	configs[strings.Join(all, "\x00")] = true
-	return len(configs)
+	baseline = p.add("with no tools", nil)
+	everything = p.add("with all tools", all)
+	setProbes = make([]*probe, len(sets))
+	toolProbes = make([][]*probe, len(sets))
+	for i, s := range sets {
+		setProbes[i] = p.add("with tool set "+s.Name, defs[i])
+		for _, d := range defs[i] {
+			toolProbes[i] = append(toolProbes[i], p.add("with tool "+d.Function.Name, []api.Tool{d}))
+		}
+	}
+	return baseline, everything, setProbes, toolProbes
+}
+
+// Requests is how many requests Measure sends for sets, so that a caller
+// can keep that many model slots for the measurement: 0 for sets Measure
+// refuses.
+func Requests(sets []ToolSet) int {
+	defs, err := definitions(sets)
+	if err != nil {
+		return 0
+	}
+	p := &prober{}
+	p.configure(sets, defs)
+	return len(p.probes)
 }
 
 // definitions converts every set's tools as the agent loop would, refusing
