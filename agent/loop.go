@@ -230,9 +230,10 @@ func Run(ctx context.Context, cfg Config) *Trajectory {
 	}
 }
 
-// encodedToolsModel is a Model that can be sent the tool list already
-// encoded (tools is the JSON of req.Tools), as Ollama can.
-type encodedToolsModel interface {
+// EncodedToolsModel is a Model that can be sent the tool list already
+// encoded (tools is the JSON of req.Tools), as Ollama can: the loop encodes
+// it once per attempt rather than once per turn.
+type EncodedToolsModel interface {
 	ChatEncoded(ctx context.Context, req *api.ChatRequest, tools json.RawMessage) (*api.ChatResponse, error)
 }
 
@@ -240,7 +241,7 @@ type encodedToolsModel interface {
 // encoded when the model takes it so (tools is not nil).
 func chat(ctx context.Context, cfg Config, req *api.ChatRequest, tools json.RawMessage) (*api.ChatResponse, error) {
 	send := cfg.Model.Chat
-	if m, ok := cfg.Model.(encodedToolsModel); ok && tools != nil {
+	if m, ok := cfg.Model.(EncodedToolsModel); ok && tools != nil {
 		send = func(ctx context.Context, req *api.ChatRequest) (*api.ChatResponse, error) {
 			return m.ChatEncoded(ctx, req, tools)
 		}

@@ -249,17 +249,11 @@ func (m leased) Chat(ctx context.Context, req *api.ChatRequest) (*api.ChatRespon
 	return m.observe(ctx, resp, err)
 }
 
-// encodedTools is a Model that takes the tool list already encoded (the
-// loop encodes it once per attempt), as agent.Ollama does.
-type encodedTools interface {
-	ChatEncoded(ctx context.Context, req *api.ChatRequest, tools json.RawMessage) (*api.ChatResponse, error)
-}
-
 // ChatEncoded is Chat with the tool list already encoded, passed on to an
 // endpoint's model that takes it so: a lease must not cost the loop its
 // encoding once per attempt.
 func (m leased) ChatEncoded(ctx context.Context, req *api.ChatRequest, tools json.RawMessage) (*api.ChatResponse, error) {
-	if em, ok := m.l.ep.Model.(encodedTools); ok && tools != nil {
+	if em, ok := m.l.ep.Model.(agent.EncodedToolsModel); ok && tools != nil {
 		resp, err := em.ChatEncoded(ctx, req, tools)
 		return m.observe(ctx, resp, err)
 	}

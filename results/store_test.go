@@ -959,3 +959,11 @@ func TestSaveAttemptManyRows(t *testing.T) {
 		}
 	}
 }
+
+// attemptColumnCount is kept by hand beside attemptColumns: the scan of
+// the report's rows splits them by it.
+func TestAttemptColumnCount(t *testing.T) {
+	if n := strings.Count(attemptColumns, ",") + 1; n != attemptColumnCount {
+		t.Errorf("attemptColumns has %d columns, attemptColumnCount says %d", n, attemptColumnCount)
+	}
+}

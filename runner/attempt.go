@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/benchhq/bench/agent"
+	"github.com/benchhq/bench/endpoint"
 	"github.com/benchhq/bench/environment"
 	"github.com/benchhq/bench/evaluator"
 	"github.com/benchhq/bench/internal/tree"
@@ -141,7 +142,7 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 
 		RequestTimeout: plan.RequestTimeout,
 		ContextLength:  r.modelCtx,
-		CutIsAnError:   plan.API == "openai",
+		CutIsAnError:   plan.API == string(endpoint.OpenAI),
 	})
 	give()
 	// Servers go down, and every process of the attempt is ended, before

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/benchhq/bench/agent"
+	"github.com/benchhq/bench/endpoint"
 	"github.com/benchhq/bench/evaluator"
 	"github.com/benchhq/bench/sandbox"
 	"github.com/benchhq/bench/tasks"
@@ -155,7 +156,7 @@ func (p *Plan) Normalize() error {
 	p.Options = opts
 	switch p.API {
 	case "":
-	case "openai":
+	case string(endpoint.OpenAI):
 		if err := agent.CheckOpenAIOptions(opts); err != nil {
 			return fmt.Errorf("plan: options: %w", err)
 		}

@@ -165,7 +165,7 @@ func (s *Sandbox) KillAll(ctx context.Context, u User) error {
 		if err != nil {
 			return fmt.Errorf("sandbox: list the processes of user %d: %w", u.uid, err)
 		}
-		if len(alive) == 0 {
+		if alive == 0 {
 			return nil
 		}
 		// kill(-1) reaches every process the caller may signal, but itself.
@@ -175,65 +175,56 @@ func (s *Sandbox) KillAll(ctx context.Context, u User) error {
 		_ = cmd.Run() // it dies with the rest; what counts is the next listing
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("sandbox: %d processes of user %d still ran after %s", len(alive), u.uid, killTimeout)
+			return fmt.Errorf("sandbox: %d processes of user %d still ran after %s", alive, u.uid, killTimeout)
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
 }
 
-// processesOf lists the live processes (zombies aside: they can do nothing
-// more) whose real, effective or saved user id is uid, as the kernel lists
-// them in /proc: the status of each, read with one buffer.
-func processesOf(uid int) ([]int, error) {
+// processesOf counts the live processes (zombies aside: they can do
+// nothing more) whose real, effective or saved user id is uid, as the
+// kernel lists them in /proc: the status of each, read with one buffer.
+// A process whose first thread has exited is a zombie by its status while
+// its other threads still run: it is alive when /proc lists other tasks
+// of it.
+func processesOf(uid int) (int, error) {
 	d, err := os.Open("/proc")
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	names, err := d.Readdirnames(-1)
 	d.Close()
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	want := []byte(strconv.Itoa(uid))
 	buf := make([]byte, 4096)
-	var out []int
+	path := make([]byte, 0, 32)
+	n := 0
 	for _, name := range names {
 		if c := name[0]; c < '0' || c > '9' {
 			continue
 		}
-		pid, err := strconv.Atoi(name)
+		path = append(append(append(path[:0], "/proc/"...), name...), "/status"...)
+		fd, err := syscall.Open(string(path), syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 		if err != nil {
+			continue // gone meanwhile
+		}
+		k, err := syscall.Read(fd, buf)
+		syscall.Close(fd)
+		if err != nil || k <= 0 {
 			continue
 		}
-		if owned, alive := ownedByBuf(pid, want, buf); owned && alive {
-			out = append(out, pid)
+		owned, alive := statusOf(buf[:k], want)
+		if owned && !alive {
+			tasks, err := os.ReadDir("/proc/" + name + "/task")
+			alive = err == nil && len(tasks) > 1
+		}
+		if owned && alive {
+			n++
 		}
 	}
-	return out, nil
-}
-
-// ownedByBuf reports whether process pid is uid's (given as text), and
-// alive, reading its status into buf. A process whose first thread has
-// exited is a zombie by its status while its other threads still run: it
-// is alive when /proc lists other tasks of it.
-func ownedByBuf(pid int, uid, buf []byte) (owned, alive bool) {
-	p := "/proc/" + strconv.Itoa(pid)
-	fd, err := syscall.Open(p+"/status", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		return false, false // gone meanwhile
-	}
-	k, err := syscall.Read(fd, buf)
-	syscall.Close(fd)
-	if err != nil || k <= 0 {
-		return false, false
-	}
-	owned, alive = statusOf(buf[:k], uid)
-	if owned && !alive {
-		if tasks, err := os.ReadDir(p + "/task"); err == nil && len(tasks) > 1 {
-			alive = true
-		}
-	}
-	return owned, alive
+	return n, nil
 }
 
 // statusOf reads a /proc/PID/status: whether uid (as text) is one of its

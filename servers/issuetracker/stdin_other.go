@@ -7,6 +7,6 @@ import (
 	"os"
 )
 
-// pollableStdin returns stdin, never closed: reopening it as a pipe of
-// the process's own needs Linux's /proc/self/fd.
+// pollableStdin returns stdin, never closed: stdin is read through the
+// poller on Linux only.
 func pollableStdin() (io.ReadCloser, bool) { return io.NopCloser(os.Stdin), false }
