@@ -103,10 +103,13 @@ func plantCanary(t *tasks.Task, work string) (*canary, error) {
 		if !d.Type().IsRegular() {
 			return nil
 		}
+		// The source is the snapshot's, which the copy in work was just
+		// written from: nothing is read back from disk.
+		src := func() ([]byte, error) { return fs.ReadFile(tests, filepath.ToSlash(rel)) }
 		if c.form == tasks.ReportGoTestJSON {
-			return c.instrumentGo(filepath.Join(work, rel), c.goPackage(filepath.Dir(rel)))
+			return c.instrumentGo(filepath.Join(work, rel), c.goPackage(filepath.Dir(rel)), src)
 		}
-		return c.instrumentPy(filepath.Join(work, rel))
+		return c.instrumentPy(filepath.Join(work, rel), src)
 	})
 	if err != nil {
 		if os.IsNotExist(err) {
@@ -120,14 +123,14 @@ func plantCanary(t *tasks.Task, work string) (*canary, error) {
 	return c, nil
 }
 
-// instrumentGo makes each test function of the Go test file p fail with
-// the nonce once its body passed: a cleanup registered first, which runs
-// last.
-func (c *canary) instrumentGo(p, pkg string) error {
+// instrumentGo makes each test function of the Go test file p (whose
+// content read gives) fail with the nonce once its body passed: a cleanup
+// registered first, which runs last.
+func (c *canary) instrumentGo(p, pkg string, read func() ([]byte, error)) error {
 	if !strings.HasSuffix(p, "_test.go") {
 		return nil
 	}
-	src, err := os.ReadFile(p)
+	src, err := read()
 	if err != nil {
 		return err
 	}
@@ -259,13 +262,14 @@ del _bench_instrument_TOKEN
 
 `
 
-// instrumentPy instruments p when it is a Python test module: named
-// test*.py (unittest's discovery) or defining a TestCase class.
-func (c *canary) instrumentPy(p string) error {
+// instrumentPy instruments p (whose content read gives) when it is a
+// Python test module: named test*.py (unittest's discovery) or defining a
+// TestCase class.
+func (c *canary) instrumentPy(p string, read func() ([]byte, error)) error {
 	if !strings.HasSuffix(p, ".py") {
 		return nil
 	}
-	b, err := os.ReadFile(p)
+	b, err := read()
 	if err != nil {
 		return err
 	}
