@@ -1,6 +1,7 @@
 package tasks
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -20,7 +21,7 @@ func (t *Task) CopyWorkspace(dst string) error {
 // workspace), overwriting files of the same name so that an agent cannot
 // plant its own version of a hidden test. A task without tests/ copies nothing.
 func (t *Task) CopyTests(dst string) error {
-	if _, err := os.Stat(t.TestsDir()); os.IsNotExist(err) {
+	if !t.has(t.TestsDir()) {
 		return nil
 	}
 	if err := t.copyFolder(t.TestsDir(), dst, true); err != nil {
@@ -33,13 +34,25 @@ func (t *Task) CopyTests(dst string) error {
 // memory when it has one.
 func (t *Task) copyFolder(src, dst string, replace bool) error {
 	s, err := t.snapshotOf(src)
-	if err != nil {
+	switch {
+	case err != nil:
 		return err
-	}
-	if s == nil {
+	case s == nil:
 		return copyTree(src, dst, replace)
+	case s.missing:
+		return &fs.PathError{Op: "copy", Path: src, Err: fs.ErrNotExist}
 	}
 	return s.writeTo(dst, replace)
+}
+
+// has reports whether the task has the folder dir, as its snapshot (or,
+// without one, the disk) says.
+func (t *Task) has(dir string) bool {
+	if s, err := t.snapshotOf(dir); err == nil && s != nil {
+		return !s.missing
+	}
+	_, err := os.Lstat(dir)
+	return !errors.Is(err, fs.ErrNotExist)
 }
 
 // CopyTree copies the folder src into dst (created if needed), keeping file

@@ -18,6 +18,9 @@ const maxSnapshot = 16 << 20
 // slow, the copies are most of an attempt's own cost.
 type snapshot struct {
 	entries []snapEntry // in walk order: a folder before what it holds
+	// missing is set for a folder the task does not have (tests/ is
+	// optional): it is an empty file system, and nothing to copy.
+	missing bool
 
 	fsOnce sync.Once
 	fsys   *snapshotFS // the entries as a file system (fs), made once
@@ -50,7 +53,10 @@ func (t *Task) snapshotOf(dir string) (*snapshot, error) {
 	}
 	s, err := readSnapshot(dir)
 	if err != nil {
-		return nil, err
+		if _, serr := os.Lstat(dir); !errors.Is(serr, fs.ErrNotExist) {
+			return nil, err
+		}
+		s = &snapshot{missing: true}
 	}
 	if t.snaps.byPath == nil {
 		t.snaps.byPath = map[string]*snapshot{}

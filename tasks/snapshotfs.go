@@ -24,27 +24,20 @@ func (t *Task) WorkspaceFS() (fs.FS, error) { return t.folderFS(t.WorkspaceDir()
 
 // TestsFS is the task's tests/ as scoring runs get it, as WorkspaceFS is
 // its workspace/; an empty file system for a task without tests/.
-func (t *Task) TestsFS() (fs.FS, error) {
-	dir := t.TestsDir()
-	s, err := t.snapshotOf(dir)
-	if err == nil && s != nil {
-		return s.fs(), nil // kept, even if the folder went meanwhile
-	}
-	if _, serr := os.Lstat(dir); errors.Is(serr, fs.ErrNotExist) {
-		return &snapshotFS{byName: map[string]*snapEntry{".": {rel: ".", mode: fs.ModeDir | 0o755}}}, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return os.DirFS(dir), nil
-}
+func (t *Task) TestsFS() (fs.FS, error) { return t.folderFS(t.TestsDir()) }
 
+// folderFS is a folder of the task as its snapshot holds it, or on disk
+// when the task keeps none (too large, or a Task not made by Load); an
+// empty file system for a folder the task does not have.
 func (t *Task) folderFS(dir string) (fs.FS, error) {
 	s, err := t.snapshotOf(dir)
 	if err != nil {
 		return nil, err
 	}
 	if s == nil {
+		if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+			return (&snapshot{missing: true}).fs(), nil
+		}
 		return os.DirFS(dir), nil
 	}
 	return s.fs(), nil
@@ -62,6 +55,9 @@ func (s *snapshot) fs() *snapshotFS {
 				dir := path.Dir(name)
 				f.children[dir] = append(f.children[dir], fs.FileInfoToDirEntry(entryInfo{e}))
 			}
+		}
+		if _, ok := f.byName["."]; !ok { // a missing folder: the root alone
+			f.byName["."] = &snapEntry{rel: ".", mode: fs.ModeDir | 0o755}
 		}
 		for _, c := range f.children {
 			slices.SortFunc(c, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
