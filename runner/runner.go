@@ -210,7 +210,7 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 			return nil, err
 		}
 	}
-	stored := run != nil
+	continued := run != nil
 	if run == nil {
 		run = r.newRun(plan, runID)
 		run.ModelDigest = digest
@@ -251,58 +251,34 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 	for range held {
 		r.looping <- struct{}{}
 	}
-	measured := make(chan struct{})
-	var preflightErr error
-	runExists := false // the run is stored, its overhead could not be
-	// The tasks' environments are prepared meanwhile (the run is created
-	// only once they are).
-	envsDone := make(chan struct{})
-	envsFailed := false
+	measuring := make(chan measurement, 1)
 	go func() {
-		defer close(measured)
 		reps, err := r.measureOverhead(runCtx, measure, armSets, measureOn, held)
 		if err != nil {
-			preflightErr = fmt.Errorf("%w: %w", ErrPreflight, err)
 			stopRun() // before the slots go to attempts
 		}
 		for range held {
 			<-r.looping
 		}
-		if err != nil {
-			return
-		}
-		if <-envsDone; envsFailed {
-			return // the run stops before anything is stored
-		}
-		if !stored {
-			if err := r.Store.CreateRun(ctx, run); err != nil {
-				preflightErr = fmt.Errorf("create run %s: %w", runID, err)
-				stopRun()
-				return
-			}
-		}
-		if err := r.saveOverhead(ctx, run.ID, reps); err != nil {
-			// The run exists now, without its attempts, which are thrown
-			// away: it is stored as interrupted, to be resumed.
-			preflightErr, runExists = err, true
-			stopRun()
-			_ = r.Store.FinishRun(context.WithoutCancel(ctx), run.ID, results.RunInterrupted)
-		}
+		measuring <- measurement{reps, err}
 	}()
-
+	// The tasks' environments are prepared meanwhile; the attempts start
+	// once they are.
 	envs, releaseEnvs, err := r.prepareEnvs(runCtx, plan)
 	if err != nil {
-		envsFailed = true
-		close(envsDone)
+		// Stopped already, the preparing failed for the measurement's
+		// failure (or an interruption): that is the error to tell. Else
+		// its own is, and the measurement fails for being stopped now.
+		stoppedFirst := runCtx.Err() != nil
 		stopRun()
-		if <-measured; preflightErr != nil {
-			return nil, interruptedBefore(ctx, preflightErr) // the measurement failed first
+		if m := <-measuring; m.err != nil && stoppedFirst {
+			err = m.err
 		}
 		return nil, interruptedBefore(ctx, fmt.Errorf("%w: %w", ErrPreflight, err))
 	}
-	close(envsDone)
 	defer releaseEnvs()
 	r.envs = envs
+	start := r.storeStart(ctx, run, !continued, measuring, stopRun)
 
 	bar := newProgress(r.Progress, r.Lines, len(todo)+out.Skipped, out.Skipped)
 	saves := newSaver(ctx, r.Store, plan.Concurrency, func(a *results.Attempt) {
@@ -330,7 +306,7 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 			if a.Status == results.StatusCanceled {
 				return nil // not saved as a result: the resume runs it again
 			}
-			if <-measured; preflightErr != nil {
+			if start.wait() != nil {
 				return nil // the run did not start (or its overhead could not be stored): the attempt is thrown away
 			}
 			saves.save(a)
@@ -338,17 +314,17 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 		})
 	}
 	err = g.Wait()
-	<-measured
+	startErr := start.wait()
 	if serr := saves.close(); err == nil {
 		err = serr
 	}
 	r.removing.Wait()
 	bar.finish()
-	if preflightErr != nil {
-		if runExists {
-			return out, preflightErr // to be resumed
+	if startErr != nil {
+		if start.created {
+			return out, startErr // to be resumed
 		}
-		return nil, interruptedBefore(ctx, preflightErr)
+		return nil, interruptedBefore(ctx, startErr)
 	}
 	if err != nil {
 		_ = r.Store.FinishRun(context.WithoutCancel(ctx), run.ID, results.RunInterrupted)
