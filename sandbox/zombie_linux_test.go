@@ -20,6 +20,16 @@ import (
 // exits while the others run on: /proc shows it as a zombie, alive.
 const zombieLeaderEnv = "BENCH_SANDBOX_TEST_ZOMBIE_LEADER"
 
+// In the zombie leader, the main goroutine stays on the process's first
+// thread, which it is to end: locked in an init, it runs main there, and
+// the scheduler cannot move it to another thread meanwhile (as it may
+// under load, and then the exit would end another thread).
+func init() {
+	if os.Getenv(zombieLeaderEnv) == "1" {
+		runtime.LockOSThread()
+	}
+}
+
 func TestMain(m *testing.M) {
 	if os.Getenv(zombieLeaderEnv) == "1" {
 		go func() {
@@ -28,7 +38,9 @@ func TestMain(m *testing.M) {
 			}
 		}()
 		time.Sleep(50 * time.Millisecond) // the runtime's other threads are up
-		runtime.LockOSThread()
+		if syscall.Gettid() != os.Getpid() {
+			os.Exit(3) // not on the first thread after all: the test says so
+		}
 		syscall.RawSyscall(syscall.SYS_EXIT, 0, 0, 0) // this thread alone
 	}
 	os.Exit(m.Run())
