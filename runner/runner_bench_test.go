@@ -131,6 +131,10 @@ var latency = flag.Duration("latency", 200*time.Millisecond, "BenchmarkThroughpu
 //
 //   - busy: the fake model's request-seconds over N × the run's wall time.
 //
+//   - model-ms: how long the fake model held a request on average, from
+//     its arrival to the end of the answer: L, and what the fake's own
+//     work and timers add to it (which no harness can win back).
+//
 //   - max-in-flight: the most requests the model had at once; more than N
 //     fails the benchmark (bench must not ask for more slots than it has).
 //
@@ -188,6 +192,7 @@ func BenchmarkThroughput(b *testing.B) {
 			b.ReportMetric(float64(requests)/wall.Seconds()/ideal, "of-ideal")
 			b.ReportMetric(float64(turns)/wall.Seconds()/ideal, "turns-of-ideal")
 			b.ReportMetric(busy/(float64(n)*wall.Seconds()), "busy")
+			b.ReportMetric(busy*1000/float64(requests), "model-ms")
 			b.ReportMetric(float64(maxInFlight), "max-in-flight")
 			b.ReportMetric(float64(requests)/wall.Seconds(), "req/s")
 		})

@@ -41,7 +41,8 @@ type SpawnOptions struct {
 // Spawn starts a fake server in a child process and stops it when tb ends.
 // The child is the running test binary itself: the package's TestMain must
 // call ServeChild with a table of scripts that holds script. The server
-// keeps no requests (WithoutRecording); Remote.Stats counts them.
+// keeps no requests, and decodes of each only what Turns reads unless the
+// reply needs the rest (WithSketchedRequests); Remote.Stats counts them.
 func Spawn(tb testing.TB, script string, opts SpawnOptions) *Remote {
 	tb.Helper()
 	exe, err := os.Executable()
@@ -140,7 +141,7 @@ func ServeChild(scripts map[string]Script) {
 			return rep
 		}
 	}
-	srv := New(script, WithoutRecording())
+	srv := New(script, WithSketchedRequests())
 	fmt.Println(srv.URL)
 	_, _ = io.Copy(io.Discard, os.Stdin)
 	srv.Close()

@@ -143,6 +143,7 @@ type request struct {
 var ollamaOptions = map[string]string{"temperature": "temperature", "top_p": "top_p", "seed": "seed", "max_tokens": "num_predict"}
 
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
+	arrived := time.Now()
 	var raw map[string]any
 	var req request
 	dec := json.NewDecoder(r.Body)
@@ -178,7 +179,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rep := s.script(areq)
-	if !ollamatest.Wait(r, rep.Delay) {
+	if !ollamatest.Wait(r, arrived, rep.Delay) {
 		return
 	}
 	if rep.Hangup {

@@ -1,0 +1,8 @@
+//go:build !unix
+
+package ollamatest
+
+import "time"
+
+// sleepPrecisely sleeps d.
+func sleepPrecisely(d time.Duration) { time.Sleep(d) }
