@@ -127,6 +127,13 @@ var latency = flag.Duration("latency", 200*time.Millisecond, "BenchmarkThroughpu
 //     measuring requests counted, as the model server must answer them
 //     too) divided by N/L. Target: at least 0.95.
 //
+//   - of-bound: the shortest run possible over the run's wall time. A
+//     slot serves one request at a time, each held for L, so the busiest
+//     serves at least ceil(R/N) of the R requests one after another: a
+//     run lasts at least ceil(R/N) × L. When the measuring requests do
+//     not fill every slot once (N = 16: 8 of them), of-ideal cannot
+//     reach 1, whatever the harness does; of-bound can.
+//
 //   - turns-of-ideal: the attempts' turns alone per second over N/L.
 //
 //   - busy: the fake model's request-seconds over N × the run's wall time.
@@ -147,7 +154,7 @@ func BenchmarkThroughput(b *testing.B) {
 			srv := ollamatest.Spawn(b, "five-turns", ollamatest.SpawnOptions{Delay: lat})
 			model, _ := agent.NewOllama(srv.URL, nil)
 			suite := benchTask(b)
-			var wall time.Duration
+			var wall, shortest time.Duration
 			var requests, turns int64
 			var busy float64
 			maxInFlight := int64(0)
@@ -180,7 +187,9 @@ func BenchmarkThroughput(b *testing.B) {
 					b.Fatal(err)
 				}
 				store.Close()
-				requests += after.Requests - before.Requests
+				served := after.Requests - before.Requests
+				requests += served
+				shortest += time.Duration((served+int64(n)-1)/int64(n)) * lat
 				busy += after.BusySeconds - before.BusySeconds
 				turns += t
 				maxInFlight = max(maxInFlight, after.MaxInFlight)
@@ -190,6 +199,7 @@ func BenchmarkThroughput(b *testing.B) {
 			}
 			ideal := float64(n) / lat.Seconds()
 			b.ReportMetric(float64(requests)/wall.Seconds()/ideal, "of-ideal")
+			b.ReportMetric(shortest.Seconds()/wall.Seconds(), "of-bound")
 			b.ReportMetric(float64(turns)/wall.Seconds()/ideal, "turns-of-ideal")
 			b.ReportMetric(busy/(float64(n)*wall.Seconds()), "busy")
 			b.ReportMetric(busy*1000/float64(requests), "model-ms")
