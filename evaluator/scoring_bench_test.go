@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/benchhq/bench/evaluator"
+	"github.com/benchhq/bench/internal/cputime"
 	"github.com/benchhq/bench/internal/sandboxtest"
 	"github.com/benchhq/bench/tasks"
 )
@@ -19,7 +20,9 @@ import (
 // workspace copy, the change, tests/), and the sandbox around a test
 // command that does nothing (its PID namespace ends its processes).
 // Reported per attempt: collect-ms, and score-ms, all of scoring with an
-// empty test command, collect-ms included. With no per-test report there
+// empty test command, collect-ms included; sandbox-cpu-ms is the CPU time
+// of the processes the test command's sandbox took (bwrap, setpriv and the
+// shell), which bench's own CPU time does not show. With no per-test report there
 // is no canary run: a passing attempt of a go-test-json or unittest task
 // pays a second scoring run beside this (about score-ms again, plus its
 // tests' own time).
@@ -47,6 +50,7 @@ func BenchmarkScoringCost(b *testing.B) {
 	ctx := context.Background()
 	var collect, total time.Duration
 	b.ResetTimer()
+	children := cputime.Children()
 	for range b.N {
 		t0 := time.Now()
 		if _, err := evaluator.CollectChange(task, ws); err != nil {
@@ -62,4 +66,5 @@ func BenchmarkScoringCost(b *testing.B) {
 	}
 	b.ReportMetric(float64(collect.Microseconds())/1000/float64(b.N), "collect-ms")
 	b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "score-ms")
+	b.ReportMetric((cputime.Children()-children).Seconds()*1000/float64(b.N), "sandbox-cpu-ms")
 }

@@ -19,3 +19,14 @@ func Self() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// Children returns the user and system CPU time used so far by this
+// process's children that have ended and been waited for, and by theirs
+// (a sandbox's bwrap, its setpriv, the command and all it started).
+func Children() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

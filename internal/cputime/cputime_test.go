@@ -2,7 +2,10 @@
 
 package cputime
 
-import "testing"
+import (
+	"os/exec"
+	"testing"
+)
 
 func TestSelfGrowsWithWork(t *testing.T) {
 	before := Self()
@@ -17,5 +20,19 @@ func TestSelfGrowsWithWork(t *testing.T) {
 	}
 	if after := Self(); after <= before {
 		t.Fatalf("Self() went from %v to %v after work (%d)", before, after, x)
+	}
+}
+
+func TestChildrenGrowsWithAChildsWork(t *testing.T) {
+	before := Children()
+	// A child that spins until it has used some CPU time of its own.
+	for Children() == before {
+		cmd := exec.Command("/bin/sh", "-c", "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done")
+		if err := cmd.Run(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if after := Children(); after <= before {
+		t.Fatalf("Children() went from %v to %v after a child's work", before, after)
 	}
 }
