@@ -45,15 +45,22 @@ func within(p, dir string) bool {
 	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
 }
 
-// bwrapCommand is the command of bwrapArgv, killed when ctx ends by
-// killing the sandbox's first process, whose host pid bwrap reports on
-// --json-status-fd: the kernel then ends the whole namespace, and bwrap,
-// which waits for that process, returns only once it has.
+// bwrapCommand is the command that runs argv under spec in bubblewrap,
+// killed when ctx ends by killing the sandbox's first process, whose host
+// pid bwrap reports on --json-status-fd: the kernel then ends the whole
+// namespace, and bwrap, which waits for that process, returns only once it
+// has.
+//
+// Its limits are set by bench itself (setLimits) on that first process,
+// which bwrap holds back (--block-fd) until they are: bwrapArgv's
+// prlimit(1) cost one exec more, a millisecond of CPU and of wall time for
+// every command on the development machine.
 func (s *Sandbox) bwrapCommand(ctx context.Context, spec Spec, argv []string) (*exec.Cmd, error) {
-	a, err := s.bwrapArgv(spec, argv)
+	a, err := s.bwrapPrefix(spec)
 	if err != nil {
 		return nil, err
 	}
+	a = append(a, argv...)
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: status pipe: %w", err)
@@ -87,26 +94,62 @@ func (s *Sandbox) bwrapCommand(ctx context.Context, spec Spec, argv []string) (*
 		files = append(files, fr)
 		a = append([]string{a[0], "--seccomp", "4"}, a[1:]...)
 	}
+	// The block: the sandbox's first process reads it before it runs
+	// argv, and goes on at a byte or at the end of the pipe.
+	br, bw, err := os.Pipe()
+	if err != nil {
+		for _, f := range files {
+			f.Close()
+		}
+		r.Close()
+		return nil, fmt.Errorf("sandbox: block pipe: %w", err)
+	}
+	files = append(files, br)
+	a = append([]string{a[0], "--block-fd", strconv.Itoa(2 + len(files))}, a[1:]...)
 	cmd := exec.CommandContext(ctx, a[0], a[1:]...)
 	cmd.ExtraFiles = files
 	var child atomic.Int64
-	// Our write end goes once bwrap has reported its child (it keeps its
-	// own); the read end is drained until bwrap is gone, for a write to a
-	// closed pipe would kill it. Both go when ctx ends, in any case.
+	limits := spec.Limits.WithDefaults()
+	// Our write end of the status pipe, and our read end of the block, go
+	// once bwrap has reported its child (it keeps its own); the status is
+	// drained until bwrap is gone, for a write to a closed pipe would kill
+	// it. Both go when ctx ends, in any case.
 	stop := context.AfterFunc(ctx, func() { w.Close(); r.Close() })
 	go func() {
 		defer stop()
 		defer r.Close()
+		// The block's write end goes at the byte, once the limits are
+		// set; else only after bwrap is gone (its child dies with it,
+		// --die-with-parent), or the child is killed: its end would let
+		// the child run without limits.
+		released := false
 		var st struct {
 			ChildPID int64 `json:"child-pid"`
 		}
 		dec := json.NewDecoder(r)
 		if err := dec.Decode(&st); err == nil && st.ChildPID > 0 {
 			child.Store(st.ChildPID)
+			set := s.limit
+			if set == nil {
+				set = setLimits
+			}
+			if set(int(st.ChildPID), limits) == nil {
+				_, err := bw.Write([]byte{0})
+				released = err == nil
+			} else {
+				_ = syscall.Kill(int(st.ChildPID), syscall.SIGKILL)
+			}
 		}
+		if released {
+			bw.Close()
+		}
+		br.Close()
 		w.Close()
 		io.Copy(io.Discard, dec.Buffered()) //nolint:errcheck // what bwrap wrote with it
 		io.Copy(io.Discard, r)              //nolint:errcheck // until bwrap is gone
+		if !released {
+			bw.Close()
+		}
 	}()
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
@@ -125,13 +168,24 @@ func (s *Sandbox) bwrapCommand(ctx context.Context, spec Spec, argv []string) (*
 }
 
 // bwrapArgv is the bubblewrap command line that runs argv under spec
-// (already prepared: absolute paths, a user when root).
+// (already prepared: absolute paths, a user when root), its limits set by
+// prlimit(1): for callers that start the process themselves (Wrap).
+func (s *Sandbox) bwrapArgv(spec Spec, argv []string) ([]string, error) {
+	a, err := s.bwrapPrefix(spec)
+	if err != nil {
+		return nil, err
+	}
+	return append(a, s.limitArgv(spec.Limits.WithDefaults(), argv)...), nil
+}
+
+// bwrapPrefix is the bubblewrap command line of spec up to its command:
+// the command's argv follows it.
 //
 // The command is the first process of its PID namespace (--as-pid-1):
 // when it exits, the kernel kills every other process of the namespace and
 // bwrap, which waits for it, returns only then; so a command is over only
 // when all it started is gone.
-func (s *Sandbox) bwrapArgv(spec Spec, argv []string) ([]string, error) {
+func (s *Sandbox) bwrapPrefix(spec Spec) ([]string, error) {
 	l := spec.Limits.WithDefaults()
 	a := []string{s.bwrap,
 		"--die-with-parent", "--new-session",
@@ -261,7 +315,7 @@ func (s *Sandbox) bwrapArgv(spec Spec, argv []string) ([]string, error) {
 	} else {
 		a = append(a, "--")
 	}
-	return append(a, s.limitArgv(l, argv)...), nil
+	return a, nil
 }
 
 // installHint says what to do when bubblewrap cannot be used.

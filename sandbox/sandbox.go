@@ -41,6 +41,9 @@ type Sandbox struct {
 	prlimit string
 	setpriv string // set when running as root
 	root    bool
+	// limit sets the limits of a sandbox's first process; nil is
+	// setLimits (a test makes it fail).
+	limit func(pid int, l Limits) error
 }
 
 // HomePath is where a sandbox shows its HOME.

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // probeTimeout bounds the trial run of New.
@@ -92,7 +94,9 @@ func (s *Sandbox) probe(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
-	cmd, err := s.Command(ctx, Spec{Dir: work, Home: home}, []string{"/bin/sh", "-c", "echo ok > probe && cat probe"}, []string{"PATH=/usr/local/bin:/usr/bin:/bin"})
+	// It also shows its process limit: the limits are set on a sandbox's
+	// first process from outside it, by a call that could be refused.
+	cmd, err := s.Command(ctx, Spec{Dir: work, Home: home}, []string{"/bin/sh", "-c", "echo ok > probe && cat probe && grep '^Max processes' /proc/self/limits"}, []string{"PATH=/usr/local/bin:/usr/bin:/bin"})
 	if err != nil {
 		return fmt.Errorf("sandbox: trial run: %w", err)
 	}
@@ -108,9 +112,14 @@ func (s *Sandbox) probe(ctx context.Context) error {
 		}
 		return fmt.Errorf("sandbox: a process namespace cannot be made here: %s", firstLines(msg, 4))
 	}
-	if strings.TrimSpace(stdout.String()) != "ok" {
+	out, limit, _ := strings.Cut(strings.TrimSpace(stdout.String()), "\n")
+	if out != "ok" {
 		return fmt.Errorf("sandbox: trial run: the sandboxed command could not write its folder (output %q, errors %q)",
 			firstLines(stdout.String(), 2), firstLines(stderr.String(), 2))
+	}
+	// "Max processes  256  256  processes": the soft and the hard limit.
+	if f := strings.Fields(limit); len(f) < 4 || f[2] != strconv.Itoa(DefaultProcs) || f[3] != f[2] {
+		return fmt.Errorf("sandbox: trial run: the sandboxed command's process limit is not the sandbox's %d (/proc/self/limits says %q)", DefaultProcs, limit)
 	}
 	if _, err := os.Stat(filepath.Join(work, "probe")); err != nil {
 		return fmt.Errorf("sandbox: trial run: the file written in the sandbox is not in its folder: %w", err)
@@ -300,4 +309,25 @@ func firstLines(s string, n int) string {
 		lines = append(lines[:n], "...")
 	}
 	return strings.Join(lines, " | ")
+}
+
+// setLimits sets l on the process pid, as prlimit(1) would for its
+// command, both the soft and the hard limit: the sandbox's processes
+// cannot raise them again.
+func setLimits(pid int, l Limits) error {
+	for _, r := range []struct {
+		resource int
+		value    uint64
+	}{
+		{unix.RLIMIT_NPROC, uint64(l.Procs)},
+		{unix.RLIMIT_AS, uint64(l.Memory)},
+		{unix.RLIMIT_FSIZE, uint64(l.FileSize)},
+		{unix.RLIMIT_CORE, 0},
+	} {
+		lim := unix.Rlimit{Cur: r.value, Max: r.value}
+		if err := unix.Prlimit(pid, r.resource, &lim, nil); err != nil {
+			return fmt.Errorf("sandbox: set limit %d of process %d: %w", r.resource, pid, err)
+		}
+	}
+	return nil
 }

@@ -24,3 +24,5 @@ func (s *Sandbox) KillAll(context.Context, User) error { return nil }
 func chownTree(string, int) error { return errors.New("sandbox: needs Linux") }
 
 func hardenFilter() []byte { return nil }
+
+func setLimits(int, Limits) error { return errors.New("sandbox: needs Linux") }
