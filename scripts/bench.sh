@@ -20,7 +20,10 @@
 #       (api.Client.Chat) beside client=bench (the direct POST).
 #   BenchmarkThroughput   of-ideal: model requests per second over the whole
 #       run, start included, over N/L (target >= 0.95); -latency L (200ms).
-#   BenchmarkScoringCost  what scoring adds to an attempt beside its tests.
+#       of-bound: the shortest run possible (ceil(R/N) x L) over the wall
+#       time; model-ms: the fake model's mean hold of a request (L and its own).
+#   BenchmarkScoringCost  what scoring adds to an attempt beside its tests;
+#       sandbox-cpu-ms: the CPU of the sandbox's processes (bwrap, setpriv, sh).
 #   BenchmarkSemverHiddenTests  a Go task's hidden tests in its prepared
 #       environment beside a warm go test on the host (ratio, target <= 3).
 #   BenchmarkSeedComparison  client-cpu-µs/call (target < 50 for bench),
