@@ -321,7 +321,7 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 	r.removing.Wait()
 	bar.finish()
 	if startErr != nil {
-		if start.created {
+		if start.stored {
 			return out, startErr // to be resumed
 		}
 		return nil, interruptedBefore(ctx, startErr)

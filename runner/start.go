@@ -20,9 +20,9 @@ type measurement struct {
 // saved. The attempts that ran meanwhile are saved only after it, and
 // thrown away when it fails.
 type runStart struct {
-	done    chan struct{}
-	err     error // why the run did not start; set before done is closed
-	created bool  // the run was stored all the same (its overhead was not): it is to be resumed
+	done   chan struct{}
+	err    error // why the run did not start; set before done is closed
+	stored bool  // the run is in the store all the same (its overhead is not): it is to be resumed
 }
 
 // wait waits for the start to be stored and returns why it was not.
@@ -53,7 +53,7 @@ func (r *Runner) storeStart(ctx context.Context, run *results.Run, create bool, 
 		if err := r.saveOverhead(ctx, run.ID, m.reps); err != nil {
 			// The run exists now, without its attempts, which are thrown
 			// away: it is stored as interrupted, to be resumed.
-			s.err, s.created = err, true
+			s.err, s.stored = err, true
 			stop()
 			_ = r.Store.FinishRun(context.WithoutCancel(ctx), run.ID, results.RunInterrupted)
 		}

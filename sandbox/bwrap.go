@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -52,10 +53,14 @@ func within(p, dir string) bool {
 // has.
 //
 // Its limits are set by bench itself (setLimits) on that first process,
-// which bwrap holds back (--block-fd) until they are: bwrapArgv's
-// prlimit(1) cost one exec more, a millisecond of CPU and of wall time for
-// every command on the development machine.
+// which bwrap holds back (--block-fd) until they are, rather than by a
+// prlimit(1) exec: the process never runs without them. Its ctx must end
+// if it is never started (its status reader waits until then).
 func (s *Sandbox) bwrapCommand(ctx context.Context, spec Spec, argv []string) (*exec.Cmd, error) {
+	limits := spec.Limits.WithDefaults()
+	if err := s.checkLimits(limits); err != nil {
+		return nil, err
+	}
 	a, err := s.bwrapPrefix(spec)
 	if err != nil {
 		return nil, err
@@ -109,45 +114,45 @@ func (s *Sandbox) bwrapCommand(ctx context.Context, spec Spec, argv []string) (*
 	cmd := exec.CommandContext(ctx, a[0], a[1:]...)
 	cmd.ExtraFiles = files
 	var child atomic.Int64
-	limits := spec.Limits.WithDefaults()
 	// Our write end of the status pipe, and our read end of the block, go
-	// once bwrap has reported its child (it keeps its own); the status is
-	// drained until bwrap is gone, for a write to a closed pipe would kill
-	// it. Both go when ctx ends, in any case.
-	stop := context.AfterFunc(ctx, func() { w.Close(); r.Close() })
+	// once bwrap has reported its child (it keeps its own), or when ctx
+	// ends; the status is drained until bwrap is gone (every write end
+	// closed), for a write to a closed pipe would kill it.
+	stop := context.AfterFunc(ctx, func() { w.Close() })
 	go func() {
 		defer stop()
 		defer r.Close()
 		// The block's write end goes at the byte, once the limits are
-		// set; else only after bwrap is gone (its child dies with it,
-		// --die-with-parent), or the child is killed: its end would let
-		// the child run without limits.
-		released := false
+		// set, or once the child is dead; else only when bwrap is gone,
+		// and its child with it (--die-with-parent). Any sooner, the end
+		// of the pipe would let a waiting child run without its limits.
+		free := false
 		var st struct {
 			ChildPID int64 `json:"child-pid"`
 		}
 		dec := json.NewDecoder(r)
 		if err := dec.Decode(&st); err == nil && st.ChildPID > 0 {
+			pid := int(st.ChildPID)
 			child.Store(st.ChildPID)
 			set := s.limit
 			if set == nil {
 				set = setLimits
 			}
-			if set(int(st.ChildPID), limits) == nil {
+			if set(pid, limits) == nil {
 				_, err := bw.Write([]byte{0})
-				released = err == nil
-			} else {
-				_ = syscall.Kill(int(st.ChildPID), syscall.SIGKILL)
+				free = err == nil
+			} else if err := syscall.Kill(pid, syscall.SIGKILL); err == nil || errors.Is(err, syscall.ESRCH) {
+				free = true
 			}
 		}
-		if released {
+		if free {
 			bw.Close()
 		}
 		br.Close()
 		w.Close()
 		io.Copy(io.Discard, dec.Buffered()) //nolint:errcheck // what bwrap wrote with it
 		io.Copy(io.Discard, r)              //nolint:errcheck // until bwrap is gone
-		if !released {
+		if !free {
 			bw.Close()
 		}
 	}()

@@ -311,22 +311,51 @@ func firstLines(s string, n int) string {
 	return strings.Join(lines, " | ")
 }
 
+// rlimit is one of a sandbox's limits as the kernel takes it.
+type rlimit struct {
+	name     string // as the run file's [sandbox] names it
+	resource int
+	value    uint64
+	unit     uint64 // of the run file's figure, in the kernel's
+}
+
+// rlimits are l's limits as the kernel takes them.
+func rlimits(l Limits) []rlimit {
+	return []rlimit{
+		{"procs", unix.RLIMIT_NPROC, uint64(l.Procs), 1},
+		{"memory_mb", unix.RLIMIT_AS, uint64(l.Memory), 1 << 20},
+		{"file_size_mb", unix.RLIMIT_FSIZE, uint64(l.FileSize), 1 << 20},
+		{"core dumps", unix.RLIMIT_CORE, 0, 1},
+	}
+}
+
 // setLimits sets l on the process pid, as prlimit(1) would for its
 // command, both the soft and the hard limit: the sandbox's processes
 // cannot raise them again.
 func setLimits(pid int, l Limits) error {
-	for _, r := range []struct {
-		resource int
-		value    uint64
-	}{
-		{unix.RLIMIT_NPROC, uint64(l.Procs)},
-		{unix.RLIMIT_AS, uint64(l.Memory)},
-		{unix.RLIMIT_FSIZE, uint64(l.FileSize)},
-		{unix.RLIMIT_CORE, 0},
-	} {
+	for _, r := range rlimits(l) {
 		lim := unix.Rlimit{Cur: r.value, Max: r.value}
 		if err := unix.Prlimit(pid, r.resource, &lim, nil); err != nil {
-			return fmt.Errorf("sandbox: set limit %d of process %d: %w", r.resource, pid, err)
+			return fmt.Errorf("sandbox: set %s of process %d: %w", r.name, pid, err)
+		}
+	}
+	return nil
+}
+
+// checkLimits refuses limits that bench, not being root, could not set:
+// above its own hard limits, which only root may raise. A command killed
+// for it would look like a command that failed.
+func (s *Sandbox) checkLimits(l Limits) error {
+	if s.root {
+		return nil
+	}
+	for _, r := range rlimits(l) {
+		var own unix.Rlimit
+		if err := unix.Getrlimit(r.resource, &own); err != nil {
+			return fmt.Errorf("sandbox: read bench's own %s limit: %w", r.name, err)
+		}
+		if own.Max != unix.RLIM_INFINITY && r.value > own.Max {
+			return fmt.Errorf("sandbox: [sandbox] %s = %d is above bench's own hard limit of %d, which only root may raise: lower it in the run file", r.name, r.value/r.unit, own.Max/r.unit)
 		}
 	}
 	return nil

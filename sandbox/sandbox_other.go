@@ -26,3 +26,5 @@ func chownTree(string, int) error { return errors.New("sandbox: needs Linux") }
 func hardenFilter() []byte { return nil }
 
 func setLimits(int, Limits) error { return errors.New("sandbox: needs Linux") }
+
+func (s *Sandbox) checkLimits(Limits) error { return errors.New("sandbox: needs Linux") }

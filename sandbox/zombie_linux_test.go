@@ -71,8 +71,15 @@ func TestKillAllEndsAProcessWithAZombieLeader(t *testing.T) {
 	status := "/proc/" + strconv.Itoa(cmd.Process.Pid) + "/status"
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		b, _ := os.ReadFile(status)
-		if strings.Contains(string(b), "State:\tZ") && !strings.Contains(string(b), "Threads:\t1\n") {
+		zombie, oneThread := strings.Contains(string(b), "State:\tZ"), strings.Contains(string(b), "Threads:\t1\n")
+		if zombie && !oneThread {
 			break
+		}
+		if zombie {
+			// Ended whole: exit status 3 says its main goroutine was not
+			// on its first thread.
+			err := cmd.Wait()
+			t.Fatalf("the process ended instead of becoming a running zombie leader: %v", err)
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("the process did not become a running zombie leader:\n%s", b)

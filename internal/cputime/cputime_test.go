@@ -25,8 +25,8 @@ func TestSelfGrowsWithWork(t *testing.T) {
 
 func TestChildrenGrowsWithAChildsWork(t *testing.T) {
 	before := Children()
-	// A child that spins until it has used some CPU time of its own.
-	for Children() == before {
+	// Children that spin until they have used some CPU time of their own.
+	for i := 0; Children() == before && i < 1000; i++ {
 		cmd := exec.Command("/bin/sh", "-c", "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done")
 		if err := cmd.Run(); err != nil {
 			t.Fatal(err)

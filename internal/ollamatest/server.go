@@ -180,8 +180,9 @@ func WithSketchedRequests() Option {
 	return func(s *Server) { s.noRecord, s.sketch = true, true }
 }
 
-// sketch is the part of a chat request WithSketchedRequests decodes.
-type sketch struct {
+// sketchedRequest is the part of a chat request WithSketchedRequests
+// decodes.
+type sketchedRequest struct {
 	Model    string `json:"model"`
 	Messages []struct {
 		Role string `json:"role"`
@@ -306,7 +307,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	var req api.ChatRequest
 	whole, tools := !s.sketch, 0
 	if s.sketch {
-		var sk sketch
+		var sk sketchedRequest
 		err = json.Unmarshal(body, &sk)
 		req.Model, req.Options, tools = sk.Model, sk.Options, len(sk.Tools)
 		for _, m := range sk.Messages {
@@ -338,6 +339,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		select {
 		case s.slots <- struct{}{}:
 			defer func() { <-s.slots }()
+			arrived = time.Now() // the latency runs from here, as a model's does once it has a slot
 		case <-r.Context().Done():
 			return
 		}
