@@ -121,6 +121,7 @@ func Run(ctx context.Context, cfg Config) *Trajectory {
 	if tr.Tools != nil {
 		tr.ToolsJSON = toolsJSON
 	}
+	var msgs messageLog
 	system := cfg.System
 	if system == "" {
 		system = DefaultSystemPrompt
@@ -148,8 +149,15 @@ func Run(ctx context.Context, cfg Config) *Trajectory {
 			Options:  cfg.Options,
 			Think:    cfg.Think,
 		}
+		enc := Encoded{Tools: toolsJSON}
+		if _, ok := cfg.Model.(EncodedModel); ok {
+			if enc.Messages, err = msgs.encode(tr.Messages); err != nil {
+				tr.Stop, tr.Err = StopInfraError, fmt.Sprintf("encode the messages: %v", err)
+				return tr
+			}
+		}
 		t0 := time.Now()
-		resp, err := chat(ctx, cfg, req, toolsJSON)
+		resp, err := chat(ctx, cfg, req, enc)
 		if err != nil {
 			tr.Unanswered = time.Since(t0)
 			if wallTimeUp(ctx) {
@@ -230,20 +238,58 @@ func Run(ctx context.Context, cfg Config) *Trajectory {
 	}
 }
 
-// EncodedToolsModel is a Model that can be sent the tool list already
-// encoded (tools is the JSON of req.Tools), as Ollama can: the loop encodes
-// it once per attempt rather than once per turn.
-type EncodedToolsModel interface {
-	ChatEncoded(ctx context.Context, req *api.ChatRequest, tools json.RawMessage) (*api.ChatResponse, error)
+// Encoded holds parts of a chat request already in JSON, to be sent in
+// place of the request's own: the loop encodes the tool list once per
+// attempt, and each message once, when it is added, rather than all of
+// them every turn. A nil part is the request's own, encoded then.
+type Encoded struct {
+	// Tools is the JSON of req.Tools.
+	Tools json.RawMessage
+	// Messages is the JSON array of req.Messages.
+	Messages json.RawMessage
 }
 
-// chat sends one request under the request timeout, with the tool list
-// encoded when the model takes it so (tools is not nil).
-func chat(ctx context.Context, cfg Config, req *api.ChatRequest, tools json.RawMessage) (*api.ChatResponse, error) {
+// EncodedModel is a Model that can be sent parts of a request already
+// encoded, as Ollama can.
+type EncodedModel interface {
+	ChatEncoded(ctx context.Context, req *api.ChatRequest, enc Encoded) (*api.ChatResponse, error)
+}
+
+// messageLog is the JSON of an attempt's messages, each encoded once, as
+// it is added (the loop only appends them).
+type messageLog struct {
+	buf []byte // "[" and the messages encoded so far, comma-separated
+	n   int    // how many
+}
+
+// encode returns the JSON array of msgs, of which the first l.n are
+// those encoded before. The array is l's own: valid until the next call
+// (a request's body copies it).
+func (l *messageLog) encode(msgs []api.Message) (json.RawMessage, error) {
+	if l.buf == nil {
+		l.buf = append(l.buf, '[')
+	}
+	for _, m := range msgs[l.n:] {
+		b, err := json.Marshal(m)
+		if err != nil {
+			return nil, err
+		}
+		if l.n > 0 {
+			l.buf = append(l.buf, ',')
+		}
+		l.buf = append(l.buf, b...)
+		l.n++
+	}
+	return append(l.buf, ']'), nil
+}
+
+// chat sends one request under the request timeout, with enc's parts in
+// place of req's when the model takes them so (enc.Tools is not nil).
+func chat(ctx context.Context, cfg Config, req *api.ChatRequest, enc Encoded) (*api.ChatResponse, error) {
 	send := cfg.Model.Chat
-	if m, ok := cfg.Model.(EncodedToolsModel); ok && tools != nil {
+	if m, ok := cfg.Model.(EncodedModel); ok && enc.Tools != nil {
 		send = func(ctx context.Context, req *api.ChatRequest) (*api.ChatResponse, error) {
-			return m.ChatEncoded(ctx, req, tools)
+			return m.ChatEncoded(ctx, req, enc)
 		}
 	}
 	if cfg.RequestTimeout <= 0 {

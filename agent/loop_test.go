@@ -1,6 +1,7 @@
 package agent_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -422,19 +423,24 @@ func TestValidateJSON(t *testing.T) {
 	}
 }
 
-// toolsOnce is a model that takes the tool list encoded and records what
-// it was given each turn.
+// toolsOnce is a model that takes the tool list and the messages encoded
+// and records what it was given each turn.
 type toolsOnce struct {
 	inner agent.Model
 	got   [][]byte
+	// messages says, turn by turn, whether the messages encoded ahead
+	// were req.Messages encoded whole.
+	messages []bool
 }
 
 func (m *toolsOnce) Chat(ctx context.Context, req *api.ChatRequest) (*api.ChatResponse, error) {
 	return nil, errors.New("Chat called: the loop should send the encoded tool list")
 }
 
-func (m *toolsOnce) ChatEncoded(ctx context.Context, req *api.ChatRequest, tools json.RawMessage) (*api.ChatResponse, error) {
-	m.got = append(m.got, tools)
+func (m *toolsOnce) ChatEncoded(ctx context.Context, req *api.ChatRequest, enc agent.Encoded) (*api.ChatResponse, error) {
+	m.got = append(m.got, enc.Tools)
+	whole, _ := json.Marshal(req.Messages)
+	m.messages = append(m.messages, bytes.Equal(enc.Messages, whole))
 	return m.inner.Chat(ctx, req)
 }
 
@@ -463,6 +469,9 @@ func TestToolListEncodedOncePerAttempt(t *testing.T) {
 		}
 		if &b[0] != &model.got[0][0] {
 			t.Errorf("turn %d: the tool list was encoded again", i)
+		}
+		if !model.messages[i] {
+			t.Errorf("turn %d: the messages encoded ahead are not the request's", i)
 		}
 	}
 }

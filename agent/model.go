@@ -115,19 +115,19 @@ func ParseHost(s string) (*url.URL, error) {
 
 // Chat sends one non-streaming chat request and returns the reply.
 func (o *Ollama) Chat(ctx context.Context, req *api.ChatRequest) (*api.ChatResponse, error) {
-	return o.ChatEncoded(ctx, req, nil)
+	return o.ChatEncoded(ctx, req, Encoded{})
 }
 
-// ChatEncoded is Chat with the request's tool list already encoded: tools
-// is the JSON of req.Tools, sent in its place, so that an attempt encodes
-// its tool list once rather than once a turn. nil tools encodes req.Tools.
-func (o *Ollama) ChatEncoded(ctx context.Context, req *api.ChatRequest, tools json.RawMessage) (*api.ChatResponse, error) {
+// ChatEncoded is Chat with parts of the request already encoded (enc),
+// sent in place of req's own, so that an attempt encodes its tool list
+// once and each message once rather than all of them every turn.
+func (o *Ollama) ChatEncoded(ctx context.Context, req *api.ChatRequest, enc Encoded) (*api.ChatResponse, error) {
 	var out *api.ChatResponse
 	var err error
 	if o.sign {
 		out, err = o.chatSigned(ctx, req)
 	} else {
-		out, err = o.post(ctx, req, tools)
+		out, err = o.post(ctx, req, enc)
 	}
 	if err != nil {
 		return nil, &ModelError{Host: o.host, Model: req.Model, Err: err}
@@ -178,8 +178,8 @@ const maxLine = 8 << 20
 // for 401, the server's text for an error line. It differs in what it
 // costs: the line buffer is the reply's size (or grows from 16 KB) instead of being 8 MB
 // from the start, each line is decoded once, and tools may come encoded.
-func (o *Ollama) post(ctx context.Context, req *api.ChatRequest, tools json.RawMessage) (*api.ChatResponse, error) {
-	body, err := chatBody(req, tools)
+func (o *Ollama) post(ctx context.Context, req *api.ChatRequest, enc Encoded) (*api.ChatResponse, error) {
+	body, err := chatBody(req, enc)
 	if err != nil {
 		return nil, err
 	}
@@ -265,29 +265,44 @@ func lineError(resp *http.Response, line []byte) error {
 	return json.Unmarshal(line, &r)
 }
 
-// chatBody is the JSON of a non-streaming request, with tools (when not
-// nil) in place of req.Tools.
-func chatBody(req *api.ChatRequest, tools json.RawMessage) ([]byte, error) {
+// chatBody is the JSON of a non-streaming request, with enc's parts in
+// place of req's own.
+func chatBody(req *api.ChatRequest, enc Encoded) ([]byte, error) {
 	stream := false
 	r := *req
 	r.Stream = &stream
-	if tools == nil {
-		return json.Marshal(&r)
+	if enc.Tools != nil {
+		r.Tools = nil
 	}
-	r.Tools = nil
+	if enc.Messages != nil {
+		r.Messages = nil
+	}
 	b, err := json.Marshal(&r)
 	if err != nil {
 		return nil, err
 	}
-	if len(tools) == 0 || string(tools) == "null" || string(tools) == "[]" {
+	if enc.Messages != nil {
+		// b starts {"model":...,"messages":null: the messages go there.
+		model, err := json.Marshal(r.Model)
+		if err != nil {
+			return nil, err
+		}
+		head := append(append([]byte(`{"model":`), model...), `,"messages":`...)
+		if !bytes.HasPrefix(b, head) || !bytes.HasPrefix(b[len(head):], []byte("null")) {
+			return chatBody(req, Encoded{Tools: enc.Tools}) // another field order: encoded whole
+		}
+		out := make([]byte, 0, len(b)+len(enc.Messages)+len(enc.Tools)+10)
+		out = append(out, head...)
+		out = append(out, enc.Messages...)
+		b = append(out, b[len(head)+len("null"):]...)
+	}
+	if t := enc.Tools; t == nil || len(t) == 0 || string(t) == "null" || string(t) == "[]" {
 		return b, nil // omitted, as omitempty omits an empty list
 	}
 	// b is a JSON object: {"model":...}; add the tools before its end.
-	out := make([]byte, 0, len(b)+len(tools)+10)
-	out = append(out, b[:len(b)-1]...)
-	out = append(out, `,"tools":`...)
-	out = append(out, tools...)
-	return append(out, '}'), nil
+	b = append(b[:len(b)-1], `,"tools":`...)
+	b = append(b, enc.Tools...)
+	return append(b, '}'), nil
 }
 
 // ModelError is a failure to get a reply from the model server.

@@ -98,7 +98,7 @@ type encodedTools struct {
 }
 
 func (m encodedTools) Chat(ctx context.Context, req *api.ChatRequest) (*api.ChatResponse, error) {
-	return m.o.ChatEncoded(ctx, req, m.tools)
+	return m.o.ChatEncoded(ctx, req, agent.Encoded{Tools: m.tools})
 }
 
 // BenchmarkChat sends the request of a fifth turn to a fake model in a

@@ -99,7 +99,12 @@ func TestChatAnswersAsTheOfficialClient(t *testing.T) {
 				{"Chat", func() (*api.ChatResponse, error) { return ours.Chat(context.Background(), req) }},
 				{"ChatEncoded", func() (*api.ChatResponse, error) {
 					b, _ := json.Marshal(req.Tools)
-					return ours.ChatEncoded(context.Background(), req, b)
+					return ours.ChatEncoded(context.Background(), req, agent.Encoded{Tools: b})
+				}},
+				{"ChatEncoded with messages", func() (*api.ChatResponse, error) {
+					b, _ := json.Marshal(req.Tools)
+					m, _ := json.Marshal(req.Messages)
+					return ours.ChatEncoded(context.Background(), req, agent.Encoded{Tools: b, Messages: m})
 				}},
 			} {
 				resp, err := send.chat()
@@ -176,14 +181,18 @@ func TestChatSendsTheSameRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := json.Marshal(req.Tools)
-	if _, err := ours.ChatEncoded(context.Background(), req, b); err != nil {
+	if _, err := ours.ChatEncoded(context.Background(), req, agent.Encoded{Tools: b}); err != nil {
+		t.Fatal(err)
+	}
+	m, _ := json.Marshal(req.Messages)
+	if _, err := ours.ChatEncoded(context.Background(), req, agent.Encoded{Tools: b, Messages: m}); err != nil {
 		t.Fatal(err)
 	}
 	got := srv.Requests()
-	if len(got) != 3 {
-		t.Fatalf("%d requests, want 3", len(got))
+	if len(got) != 4 {
+		t.Fatalf("%d requests, want 4", len(got))
 	}
-	for i, name := range []string{"Chat", "ChatEncoded"} {
+	for i, name := range []string{"Chat", "ChatEncoded", "ChatEncoded with messages"} {
 		if !reflect.DeepEqual(got[i+1], got[0]) {
 			a, _ := json.Marshal(got[i+1])
 			w, _ := json.Marshal(got[0])
@@ -203,7 +212,7 @@ func TestChatAllocatesLittle(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	for range n {
-		if _, err := ours.ChatEncoded(context.Background(), req, b); err != nil {
+		if _, err := ours.ChatEncoded(context.Background(), req, agent.Encoded{Tools: b}); err != nil {
 			t.Fatal(err)
 		}
 	}

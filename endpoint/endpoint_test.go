@@ -349,8 +349,8 @@ func (m *encodedModel) Chat(context.Context, *api.ChatRequest) (*api.ChatRespons
 	return &api.ChatResponse{Done: true}, nil
 }
 
-func (m *encodedModel) ChatEncoded(_ context.Context, _ *api.ChatRequest, tools json.RawMessage) (*api.ChatResponse, error) {
-	if string(tools) == `[{"type":"function"}]` {
+func (m *encodedModel) ChatEncoded(_ context.Context, _ *api.ChatRequest, enc agent.Encoded) (*api.ChatResponse, error) {
+	if string(enc.Tools) == `[{"type":"function"}]` {
 		m.encoded++
 	}
 	return &api.ChatResponse{Done: true}, nil
@@ -368,12 +368,12 @@ func TestLeasePassesTheEncodedToolsOn(t *testing.T) {
 	}
 	defer l.Release()
 	em, ok := l.Model().(interface {
-		ChatEncoded(context.Context, *api.ChatRequest, json.RawMessage) (*api.ChatResponse, error)
+		ChatEncoded(context.Context, *api.ChatRequest, agent.Encoded) (*api.ChatResponse, error)
 	})
 	if !ok {
 		t.Fatal("a lease's model does not take an encoded tool list")
 	}
-	if _, err := em.ChatEncoded(context.Background(), &api.ChatRequest{}, json.RawMessage(`[{"type":"function"}]`)); err != nil {
+	if _, err := em.ChatEncoded(context.Background(), &api.ChatRequest{}, agent.Encoded{Tools: json.RawMessage(`[{"type":"function"}]`)}); err != nil {
 		t.Fatal(err)
 	}
 	if m.encoded != 1 || m.plain != 0 {

@@ -2,7 +2,6 @@ package endpoint
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -249,12 +248,12 @@ func (m leased) Chat(ctx context.Context, req *api.ChatRequest) (*api.ChatRespon
 	return m.observe(ctx, resp, err)
 }
 
-// ChatEncoded is Chat with the tool list already encoded, passed on to an
-// endpoint's model that takes it so: a lease must not cost the loop its
-// encoding once per attempt.
-func (m leased) ChatEncoded(ctx context.Context, req *api.ChatRequest, tools json.RawMessage) (*api.ChatResponse, error) {
-	if em, ok := m.l.ep.Model.(agent.EncodedToolsModel); ok && tools != nil {
-		resp, err := em.ChatEncoded(ctx, req, tools)
+// ChatEncoded is Chat with parts of the request already encoded, passed
+// on to an endpoint's model that takes them so: a lease must not cost the
+// loop its encoding once per attempt.
+func (m leased) ChatEncoded(ctx context.Context, req *api.ChatRequest, enc agent.Encoded) (*api.ChatResponse, error) {
+	if em, ok := m.l.ep.Model.(agent.EncodedModel); ok && enc.Tools != nil {
+		resp, err := em.ChatEncoded(ctx, req, enc)
 		return m.observe(ctx, resp, err)
 	}
 	return m.Chat(ctx, req)
