@@ -202,6 +202,10 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 	if err := r.checkTaskServers(ctx, plan, armSets); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrPreflight, err)
 	}
+	// Limits the sandbox could not set would fail every command.
+	if err := r.Sandbox.CheckLimits(plan.Sandbox.Spec(false).Limits); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrPreflight, err)
+	}
 	// A run continued keeps the measurement of its start: the plan is the
 	// same (compatible), and measuring again would only be thrown away.
 	measure := plan

@@ -58,9 +58,6 @@ func within(p, dir string) bool {
 // if it is never started (its status reader waits until then).
 func (s *Sandbox) bwrapCommand(ctx context.Context, spec Spec, argv []string) (*exec.Cmd, error) {
 	limits := spec.Limits.WithDefaults()
-	if err := s.checkLimits(limits); err != nil {
-		return nil, err
-	}
 	a, err := s.bwrapPrefix(spec)
 	if err != nil {
 		return nil, err
@@ -123,9 +120,12 @@ func (s *Sandbox) bwrapCommand(ctx context.Context, spec Spec, argv []string) (*
 		defer stop()
 		defer r.Close()
 		// The block's write end goes at the byte, once the limits are
-		// set, or once the child is dead; else only when bwrap is gone,
-		// and its child with it (--die-with-parent). Any sooner, the end
-		// of the pipe would let a waiting child run without its limits.
+		// set, or once the child is dead; else only when bwrap is gone.
+		// The end of the pipe would let a waiting child run without its
+		// limits, and a child held on the block has no parent-death
+		// signal yet (bwrap sets it just before the exec). But bwrap
+		// reports the child's pid before it lets the child start: gone
+		// without reporting it, bwrap leaves a child that never starts.
 		free := false
 		var st struct {
 			ChildPID int64 `json:"child-pid"`

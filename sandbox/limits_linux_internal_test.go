@@ -94,7 +94,8 @@ func limitLine(limits, name string) string {
 }
 
 // Limits above bench's own hard limits are refused before anything runs
-// when bench is not root, which could not set them.
+// when bench could not set them (without CAP_SYS_RESOURCE, as root in a
+// container may be).
 func TestLimitsAboveBenchsOwnAreRefused(t *testing.T) {
 	var own unix.Rlimit
 	if err := unix.Getrlimit(unix.RLIMIT_NPROC, &own); err != nil {
@@ -111,11 +112,16 @@ func TestLimitsAboveBenchsOwnAreRefused(t *testing.T) {
 	}{
 		{"defaults", &Sandbox{}, Limits{}.WithDefaults(), ""},
 		{"above, not root", &Sandbox{}, Limits{Procs: int(own.Max) + 1}.WithDefaults(), "[sandbox] procs"},
-		{"above, root", &Sandbox{root: true}, Limits{Procs: int(own.Max) + 1}.WithDefaults(), ""},
+		{"above, as root without CAP_SYS_RESOURCE", &Sandbox{root: true}, Limits{Procs: int(own.Max) + 1}.WithDefaults(), "[sandbox] procs"},
+		{"above, with CAP_SYS_RESOURCE", &Sandbox{raise: true}, Limits{Procs: int(own.Max) + 1}.WithDefaults(), ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := tt.s.checkLimits(tt.l)
+			err := tt.s.CheckLimits(tt.l)
+			// Every way to a sandboxed process checks them (prepare).
+			if _, werr := tt.s.Wrap(Spec{Limits: tt.l, Home: t.TempDir()}, []string{"true"}); (werr == nil) != (err == nil) {
+				t.Errorf("Wrap: %v, CheckLimits: %v", werr, err)
+			}
 			switch {
 			case tt.wantErr == "" && err != nil:
 				t.Errorf("refused: %v", err)

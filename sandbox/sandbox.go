@@ -44,6 +44,9 @@ type Sandbox struct {
 	// limit sets the limits of a sandbox's first process; nil is
 	// setLimits (a test makes it fail).
 	limit func(pid int, l Limits) error
+	// raise says bench may raise hard limits above its own (it has
+	// CAP_SYS_RESOURCE in the host's user namespace): CheckLimits.
+	raise bool
 }
 
 // HomePath is where a sandbox shows its HOME.
@@ -220,6 +223,9 @@ func (s *Sandbox) Wrap(spec Spec, argv []string) ([]string, error) {
 // prepare checks spec, makes its paths absolute and, as root, picks a user
 // and gives it the working folder and HOME.
 func (s *Sandbox) prepare(spec Spec) (Spec, error) {
+	if err := s.CheckLimits(spec.Limits.WithDefaults()); err != nil {
+		return spec, err
+	}
 	for _, p := range []*string{&spec.Dir, &spec.Home} {
 		if *p == "" {
 			continue

@@ -31,7 +31,7 @@ func New(ctx context.Context, mode string) (*Sandbox, error) {
 	if err := ValidateMode(mode); err != nil {
 		return nil, fmt.Errorf("sandbox mode: %w", err)
 	}
-	s := &Sandbox{root: os.Geteuid() == 0}
+	s := &Sandbox{root: os.Geteuid() == 0, raise: canRaiseLimits()}
 	if mode != Off {
 		bwrap, err := exec.LookPath("bwrap")
 		if err != nil {
@@ -342,13 +342,15 @@ func setLimits(pid int, l Limits) error {
 	return nil
 }
 
-// checkLimits refuses limits that bench, not being root, could not set:
-// above its own hard limits, which only root may raise. A command killed
+// CheckLimits refuses limits that bench could not set: above its own hard
+// limits, which only a process with CAP_SYS_RESOURCE in the host's user
+// namespace may raise (root in a container may lack it). A command killed
 // for it would look like a command that failed.
-func (s *Sandbox) checkLimits(l Limits) error {
-	if s.root {
+func (s *Sandbox) CheckLimits(l Limits) error {
+	if s.raise {
 		return nil
 	}
+	l = l.WithDefaults()
 	for _, r := range rlimits(l) {
 		var own unix.Rlimit
 		if err := unix.Getrlimit(r.resource, &own); err != nil {
@@ -359,4 +361,17 @@ func (s *Sandbox) checkLimits(l Limits) error {
 		}
 	}
 	return nil
+}
+
+// canRaiseLimits reports whether this process may raise hard limits above
+// its own: CAP_SYS_RESOURCE in its effective set, in the host's user
+// namespace (the capability of a user namespace's own root does not do).
+func canRaiseLimits() bool {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil || data[0].Effective&(1<<unix.CAP_SYS_RESOURCE) == 0 {
+		return false
+	}
+	m, err := os.ReadFile("/proc/self/uid_map")
+	return err == nil && strings.Join(strings.Fields(string(m)), " ") == "0 0 4294967295"
 }

@@ -27,4 +27,5 @@ func hardenFilter() []byte { return nil }
 
 func setLimits(int, Limits) error { return errors.New("sandbox: needs Linux") }
 
-func (s *Sandbox) checkLimits(Limits) error { return errors.New("sandbox: needs Linux") }
+// CheckLimits accepts any limits outside Linux, where no sandbox is made.
+func (s *Sandbox) CheckLimits(Limits) error { return nil }
