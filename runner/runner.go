@@ -46,7 +46,8 @@ type Runner struct {
 	// index, reward, turns and time (for a log, or output that is not a
 	// terminal).
 	Lines io.Writer
-	// Log receives warnings and notices (nil discards them).
+	// Log receives warnings and notices (nil discards them), a line at a
+	// time: the runner's goroutines take turns at it.
 	Log io.Writer
 	// TempDir is where attempt folders are made ("" for the system's).
 	TempDir string
@@ -71,6 +72,7 @@ type Runner struct {
 	// ("" for environment.DefaultDir()).
 	EnvDir string
 
+	logMu     sync.Mutex // Log's turn
 	approvers map[string]agent.Approver
 	pool      *endpoint.Pool
 	// looping holds a token for each attempt in its agent loop: at most
@@ -489,9 +491,13 @@ func (r *Runner) backoff(try int) time.Duration {
 }
 
 func (r *Runner) logf(format string, args ...any) {
-	if r.Log != nil {
-		fmt.Fprintf(r.Log, format+"\n", args...)
+	if r.Log == nil {
+		return
 	}
+	line := fmt.Sprintf(format+"\n", args...)
+	r.logMu.Lock()
+	defer r.logMu.Unlock()
+	io.WriteString(r.Log, line) //nolint:errcheck // a warning that cannot be written is dropped
 }
 
 // storageHint adds what a person should check to a failed write.
