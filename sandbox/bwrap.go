@@ -14,10 +14,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
-	"time"
 )
 
 // systemPaths are shown read-only in every sandbox (links are recreated as
@@ -94,6 +92,7 @@ func (s *Sandbox) bwrapCommand(ctx context.Context, spec Spec, argv []string) (*
 			w.Close()
 			return nil, fmt.Errorf("sandbox: seccomp pipe: %w", err)
 		}
+		context.AfterFunc(ctx, func() { fr.Close() })
 		files = append(files, fr)
 		a = append([]string{a[0], "--seccomp", "4"}, a[1:]...)
 	}
@@ -111,30 +110,12 @@ func (s *Sandbox) bwrapCommand(ctx context.Context, spec Spec, argv []string) (*
 	a = append([]string{a[0], "--block-fd", strconv.Itoa(2 + len(files))}, a[1:]...)
 	cmd := exec.CommandContext(ctx, a[0], a[1:]...)
 	cmd.ExtraFiles = files
-	// The command's stdin is empty. exec copies it in a goroutine it
-	// starts once the process has started, which tells the reader below
-	// when our ends of the pipes may go: before, Start still reads them.
-	started := &startSignal{done: make(chan struct{})}
-	cmd.Stdin = started
 	var child atomic.Int64
-	// Our copies of bwrap's ends (files) go once Start is past them: when
-	// exec first reads the stdin, which it does in a goroutine it starts
-	// once the process has started. A command never started has them go
-	// a second after ctx ends (a Start called later returns at once).
-	release := sync.OnceFunc(func() {
-		for _, f := range files {
-			f.Close()
-		}
-	})
-	stop := context.AfterFunc(ctx, func() {
-		select {
-		case <-started.done: // the reader lets them go
-		case <-time.After(time.Second):
-			release()
-		}
-	})
-	// The status is drained until bwrap is gone (every write end closed),
-	// for a write to a closed pipe would kill it.
+	// Our write end of the status pipe, and our read end of the block, go
+	// once bwrap has reported its child (it keeps its own), or when ctx
+	// ends; the status is drained until bwrap is gone (every write end
+	// closed), for a write to a closed pipe would kill it.
+	stop := context.AfterFunc(ctx, func() { w.Close() })
 	go func() {
 		defer stop()
 		defer r.Close()
@@ -163,13 +144,12 @@ func (s *Sandbox) bwrapCommand(ctx context.Context, spec Spec, argv []string) (*
 			} else if err := syscall.Kill(pid, syscall.SIGKILL); err == nil || errors.Is(err, syscall.ESRCH) {
 				free = true
 			}
-			<-started.done // bwrap ran: so does exec's stdin goroutine
 		}
-		// Else the status ended unread: our end of it went (release).
 		if free {
 			bw.Close()
 		}
-		release()
+		br.Close()
+		w.Close()
 		io.Copy(io.Discard, dec.Buffered()) //nolint:errcheck // what bwrap wrote with it
 		io.Copy(io.Discard, r)              //nolint:errcheck // until bwrap is gone
 		if !free {
@@ -369,18 +349,4 @@ func Shows(spec Spec, p string) bool {
 		}
 	}
 	return false
-}
-
-// startSignal is an empty stdin that says when it is first read: exec
-// reads a stdin that is not a file in a goroutine it starts only after the
-// process has started.
-type startSignal struct {
-	once sync.Once
-	done chan struct{}
-}
-
-// Read implements io.Reader: the end, at once.
-func (s *startSignal) Read([]byte) (int, error) {
-	s.once.Do(func() { close(s.done) })
-	return 0, io.EOF
 }

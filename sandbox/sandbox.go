@@ -157,7 +157,7 @@ func (s *Sandbox) String() string {
 // with exactly env (plus HOME) as its environment, ready to start: when ctx
 // ends it is killed, namespace and all. Start it, and Wait for it: when
 // Wait returns, every process it started is gone. Do not set its Cancel,
-// WaitDelay, ExtraFiles or Stdin (its stdin is empty). When bench runs as root it first gives spec.Dir
+// WaitDelay or ExtraFiles. When bench runs as root it first gives spec.Dir
 // and spec.Home to spec.User.
 func (s *Sandbox) Command(ctx context.Context, spec Spec, argv, env []string) (*exec.Cmd, error) {
 	if len(argv) == 0 {
