@@ -156,8 +156,9 @@ func (s *Sandbox) String() string {
 // Command returns the command that runs argv in the sandbox under spec,
 // with exactly env (plus HOME) as its environment, ready to start: when ctx
 // ends it is killed, namespace and all. Start it, and Wait for it: when
-// Wait returns, every process it started is gone. Do not set its Cancel,
-// WaitDelay or ExtraFiles. When bench runs as root it first gives spec.Dir
+// Wait returns, every process it started is gone. A command never
+// started, or whose Start failed, keeps a few descriptors open until ctx
+// ends. Do not set its Cancel, WaitDelay or ExtraFiles. When bench runs as root it first gives spec.Dir
 // and spec.Home to spec.User.
 func (s *Sandbox) Command(ctx context.Context, spec Spec, argv, env []string) (*exec.Cmd, error) {
 	if len(argv) == 0 {
