@@ -86,7 +86,6 @@ func CollectChange(t *tasks.Task, workspace string) (*Change, error) {
 	c := &Change{src: workspace}
 	var shadow tasks.Shadowing
 	if len(t.Tests.Result) == 0 {
-		var err error
 		if shadow, err = t.Shadowing(); err != nil {
 			return nil, err
 		}
@@ -314,13 +313,29 @@ func sameShape(ai, bi fs.FileInfo) bool {
 	return ai.Size() == bi.Size() && ai.Mode().Perm()&0o111 == bi.Mode().Perm()&0o111
 }
 
-// sameContent reports whether the original's file at rel holds exactly b.
+// sameContent reports whether the original's file at rel holds exactly b,
+// read a piece at a time (fs.ReadFile would copy it whole out of the
+// snapshot, for every unchanged file of every attempt).
 func sameContent(orig fs.FS, rel string, b []byte) (bool, error) {
-	x, err := fs.ReadFile(orig, rel)
+	f, err := orig.Open(rel)
 	if err != nil {
 		return false, err
 	}
-	return bytes.Equal(x, b), nil
+	defer f.Close()
+	buf := make([]byte, min(len(b)+1, 32<<10)) // one more: a longer original shows at once
+	for {
+		n, err := f.Read(buf)
+		if n > len(b) || !bytes.Equal(buf[:n], b[:n]) {
+			return false, nil
+		}
+		b = b[n:]
+		switch {
+		case err == io.EOF:
+			return len(b) == 0, nil
+		case err != nil:
+			return false, err
+		}
+	}
 }
 
 // sameFile reports whether a regular file of the original (rel in orig) and
