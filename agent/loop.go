@@ -121,6 +121,9 @@ func Run(ctx context.Context, cfg Config) *Trajectory {
 	if tr.Tools != nil {
 		tr.ToolsJSON = toolsJSON
 	}
+	// A model that takes the request partly encoded gets the tool list
+	// and the messages so, each encoded once.
+	em, encodes := cfg.Model.(EncodedModel)
 	var msgs messageLog
 	system := cfg.System
 	if system == "" {
@@ -149,15 +152,19 @@ func Run(ctx context.Context, cfg Config) *Trajectory {
 			Options:  cfg.Options,
 			Think:    cfg.Think,
 		}
-		enc := Encoded{Tools: toolsJSON}
-		if _, ok := cfg.Model.(EncodedModel); ok {
+		send := cfg.Model.Chat
+		if encodes {
+			enc := Encoded{Tools: toolsJSON}
 			if enc.Messages, err = msgs.encode(tr.Messages); err != nil {
 				tr.Stop, tr.Err = StopInfraError, fmt.Sprintf("encode the messages: %v", err)
 				return tr
 			}
+			send = func(ctx context.Context, req *api.ChatRequest) (*api.ChatResponse, error) {
+				return em.ChatEncoded(ctx, req, enc)
+			}
 		}
 		t0 := time.Now()
-		resp, err := chat(ctx, cfg, req, enc)
+		resp, err := chat(ctx, cfg, req, send)
 		if err != nil {
 			tr.Unanswered = time.Since(t0)
 			if wallTimeUp(ctx) {
@@ -283,15 +290,8 @@ func (l *messageLog) encode(msgs []api.Message) (json.RawMessage, error) {
 	return append(l.buf, ']'), nil
 }
 
-// chat sends one request under the request timeout, with enc's parts in
-// place of req's when the model takes them so (enc.Tools is not nil).
-func chat(ctx context.Context, cfg Config, req *api.ChatRequest, enc Encoded) (*api.ChatResponse, error) {
-	send := cfg.Model.Chat
-	if m, ok := cfg.Model.(EncodedModel); ok && enc.Tools != nil {
-		send = func(ctx context.Context, req *api.ChatRequest) (*api.ChatResponse, error) {
-			return m.ChatEncoded(ctx, req, enc)
-		}
-	}
+// chat sends one request through send under the request timeout.
+func chat(ctx context.Context, cfg Config, req *api.ChatRequest, send func(context.Context, *api.ChatRequest) (*api.ChatResponse, error)) (*api.ChatResponse, error) {
 	if cfg.RequestTimeout <= 0 {
 		return send(ctx, req)
 	}

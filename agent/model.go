@@ -296,7 +296,7 @@ func chatBody(req *api.ChatRequest, enc Encoded) ([]byte, error) {
 		out = append(out, enc.Messages...)
 		b = append(out, b[len(head)+len("null"):]...)
 	}
-	if t := enc.Tools; t == nil || len(t) == 0 || string(t) == "null" || string(t) == "[]" {
+	if t := enc.Tools; len(t) == 0 || string(t) == "null" || string(t) == "[]" {
 		return b, nil // omitted, as omitempty omits an empty list
 	}
 	// b is a JSON object: {"model":...}; add the tools before its end.

@@ -252,7 +252,7 @@ func (m leased) Chat(ctx context.Context, req *api.ChatRequest) (*api.ChatRespon
 // on to an endpoint's model that takes them so: a lease must not cost the
 // loop its encoding once per attempt.
 func (m leased) ChatEncoded(ctx context.Context, req *api.ChatRequest, enc agent.Encoded) (*api.ChatResponse, error) {
-	if em, ok := m.l.ep.Model.(agent.EncodedModel); ok && enc.Tools != nil {
+	if em, ok := m.l.ep.Model.(agent.EncodedModel); ok {
 		resp, err := em.ChatEncoded(ctx, req, enc)
 		return m.observe(ctx, resp, err)
 	}
