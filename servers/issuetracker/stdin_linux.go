@@ -5,6 +5,7 @@ package issuetracker
 import (
 	"io"
 	"os"
+	"sync"
 	"syscall"
 )
 
@@ -24,14 +25,23 @@ func pollableStdin() (io.ReadCloser, bool) {
 	if err := syscall.SetNonblock(0, true); err != nil {
 		return io.NopCloser(os.Stdin), false
 	}
-	return nonblockingStdin{os.NewFile(0, "/dev/stdin")}, true
+	return &nonblockingStdin{File: os.NewFile(0, "/dev/stdin")}, true
 }
 
 // nonblockingStdin is stdin while the server reads it through the poller.
-type nonblockingStdin struct{ *os.File }
+type nonblockingStdin struct {
+	*os.File
+	once sync.Once
+}
 
-// Close ends a waiting Read, makes the pipe blocking again and closes it.
-func (s nonblockingStdin) Close() error {
-	_ = syscall.SetNonblock(0, false)
-	return s.File.Close()
+// Close ends a waiting Read, makes the pipe blocking again and closes it,
+// once: the SDK closes it when the connection ends, and ServeStdio again
+// after (fd 0, closed, may by then be another file's).
+func (s *nonblockingStdin) Close() error {
+	err := os.ErrClosed
+	s.once.Do(func() {
+		_ = syscall.SetNonblock(0, false)
+		err = s.File.Close()
+	})
+	return err
 }
