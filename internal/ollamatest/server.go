@@ -305,7 +305,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req api.ChatRequest
-	whole, tools := !s.sketch, 0
+	tools := 0
 	if s.sketch {
 		var sk sketchedRequest
 		err = json.Unmarshal(body, &sk)
@@ -378,7 +378,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	prompt := rep.PromptTokens
 	if prompt == 0 {
-		if !whole {
+		if s.sketch {
 			req = api.ChatRequest{}
 			_ = json.Unmarshal(body, &req) // it decoded as a sketch
 		}

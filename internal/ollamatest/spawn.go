@@ -42,7 +42,9 @@ type SpawnOptions struct {
 // The child is the running test binary itself: the package's TestMain must
 // call ServeChild with a table of scripts that holds script. The server
 // keeps no requests, and decodes of each only what Turns reads unless the
-// reply needs the rest (WithSketchedRequests); Remote.Stats counts them.
+// reply needs the rest (WithSketchedRequests): its script sees the model,
+// the options and each message's role, no content. Remote.Stats counts
+// them.
 func Spawn(tb testing.TB, script string, opts SpawnOptions) *Remote {
 	tb.Helper()
 	exe, err := os.Executable()
