@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // removeAll removes path and everything under it, as os.RemoveAll does,
@@ -27,7 +29,7 @@ func removeAll(path string) error {
 	if base == "" || base == "." || base == ".." {
 		return &os.PathError{Op: "removeall", Path: path, Err: syscall.EINVAL}
 	}
-	pfd, err := openDir(atFDCWD, parent, false)
+	pfd, err := openDir(unix.AT_FDCWD, parent, false)
 	if errors.Is(err, syscall.ENOENT) {
 		return nil
 	}
@@ -83,7 +85,7 @@ func removeAt(dirfd int, name, shown string, typ uint8) error {
 			}
 			removed++
 		}
-		err = unlinkat(dirfd, name, unlinkDir)
+		err = unlinkat(dirfd, name, unix.AT_REMOVEDIR)
 		if err == nil || err == syscall.ENOENT {
 			syscall.Close(fd)
 			return nil
@@ -104,24 +106,10 @@ func removeAt(dirfd int, name, shown string, typ uint8) error {
 // than run for ever.
 const maxPasses = 8
 
-// atFDCWD is AT_FDCWD: a path relative to the working folder.
-const atFDCWD = -100
-
-// unlinkDir is AT_REMOVEDIR.
-const unlinkDir = 0x200
-
 func unlinkat(dirfd int, name string, flags int) error {
-	p, err := syscall.BytePtrFromString(name)
-	if err != nil {
-		return err
-	}
 	for {
-		_, _, e := syscall.Syscall(syscall.SYS_UNLINKAT, uintptr(dirfd), uintptr(unsafe.Pointer(p)), uintptr(flags))
-		if e != syscall.EINTR {
-			if e == 0 {
-				return nil
-			}
-			return e
+		if err := unix.Unlinkat(dirfd, name, flags); err != unix.EINTR {
+			return err
 		}
 	}
 }
@@ -139,6 +127,13 @@ func openDir(dirfd int, name string, nofollow bool) (int, error) {
 		}
 	}
 }
+
+// Where a struct linux_dirent64's fields are.
+const (
+	direntReclen = int(unsafe.Offsetof(unix.Dirent{}.Reclen))
+	direntType   = int(unsafe.Offsetof(unix.Dirent{}.Type))
+	direntName   = int(unsafe.Offsetof(unix.Dirent{}.Name))
+)
 
 type dirent struct {
 	name string
@@ -163,14 +158,14 @@ func readNames(fd int) ([]dirent, error) {
 		if n <= 0 {
 			return out, nil
 		}
-		// struct linux_dirent64: ino u64, off s64, reclen u16, type u8,
-		// then the name, NUL-terminated.
-		for b := buf[:n]; len(b) >= 19; {
-			reclen := int(*(*uint16)(unsafe.Pointer(&b[16])))
-			if reclen < 19 || reclen > len(b) {
+		// Each entry is a struct linux_dirent64 (unix.Dirent), its name
+		// NUL-terminated.
+		for b := buf[:n]; len(b) >= direntName; {
+			reclen := int(*(*uint16)(unsafe.Pointer(&b[direntReclen])))
+			if reclen < direntName || reclen > len(b) {
 				return nil, syscall.EIO
 			}
-			name := b[19:reclen]
+			name := b[direntName:reclen]
 			for i, c := range name {
 				if c == 0 {
 					name = name[:i]
@@ -178,7 +173,7 @@ func readNames(fd int) ([]dirent, error) {
 				}
 			}
 			if s := string(name); s != "." && s != ".." {
-				out = append(out, dirent{name: s, typ: b[18]})
+				out = append(out, dirent{name: s, typ: b[direntType]})
 			}
 			b = b[reclen:]
 		}
