@@ -273,3 +273,34 @@ func BenchmarkSeedComparison(b *testing.B) {
 		})
 	}
 }
+
+// answerLine is the issue tracker's answer to get_issue 11, as it writes it.
+const answerLine = `{"jsonrpc":"2.0","id":"bench-1","result":{"content":[{"type":"text","text":"#11 [open] Docs typo\nlabels: docs\n\nrecieve\n\n--- comment 1 by bo on unknown\nalso in README"}],"structuredContent":{"body":"recieve","comments":[{"author":"bo","body":"also in README"}],"id":11,"labels":["docs"],"state":"open","title":"Docs typo"}}}`
+
+// BenchmarkDecodeAnswer: what decoding one tools/call answer costs (the
+// line and the result in it, as directAnswer does), with the SDK's
+// decoder as bench does (decoder=sdk, unmarshal) and with the standard
+// library's in its place (decoder=stdlib).
+func BenchmarkDecodeAnswer(b *testing.B) {
+	line := []byte(answerLine)
+	for _, dec := range []struct {
+		name      string
+		unmarshal func([]byte, any) error
+	}{
+		{"sdk", unmarshal},
+		{"stdlib", json.Unmarshal},
+	} {
+		b.Run("decoder="+dec.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				var w directWire
+				if err := dec.unmarshal(line, &w); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := resultFromWire(w.Result, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

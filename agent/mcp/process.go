@@ -320,7 +320,7 @@ func (f *stdoutFilter) accept(line []byte) []jsonrpc.Message {
 	switch {
 	case len(trimmed) > 0 && trimmed[0] == '[':
 		var batch []json.RawMessage
-		if err = json.Unmarshal(trimmed, &batch); err == nil && len(batch) == 0 {
+		if err = unmarshal(trimmed, &batch); err == nil && len(batch) == 0 {
 			err = errors.New("an empty batch")
 		}
 		for _, raw := range batch {
@@ -363,7 +363,7 @@ type wireMessage struct {
 // allocates a 32 KB buffer for every message it reads.
 func decodeMessage(data []byte) (jsonrpc.Message, error) {
 	var w wireMessage
-	if err := json.Unmarshal(data, &w); err != nil {
+	if err := unmarshal(data, &w); err != nil {
 		return nil, err
 	}
 	if w.JSONRPC != "2.0" {
@@ -371,7 +371,7 @@ func decodeMessage(data []byte) (jsonrpc.Message, error) {
 	}
 	var idv any
 	if len(w.ID) > 0 {
-		if err := json.Unmarshal(w.ID, &idv); err != nil {
+		if err := unmarshal(w.ID, &idv); err != nil {
 			return nil, err
 		}
 	}
@@ -381,7 +381,7 @@ func decodeMessage(data []byte) (jsonrpc.Message, error) {
 	}
 	if len(w.Method) > 0 { // the "method" key is there: a request or notification
 		var method string
-		if err := json.Unmarshal(w.Method, &method); err != nil {
+		if err := unmarshal(w.Method, &method); err != nil {
 			return nil, fmt.Errorf("method: %w", err)
 		}
 		return &jsonrpc.Request{Method: method, ID: id, Params: w.Params}, nil

@@ -346,7 +346,7 @@ func (c *stdioConn) forgetCancelled(params json.RawMessage) {
 	var p struct {
 		RequestID any `json:"requestId"`
 	}
-	if json.Unmarshal(params, &p) != nil {
+	if unmarshal(params, &p) != nil {
 		return
 	}
 	if f, ok := p.RequestID.(float64); ok {
@@ -429,7 +429,7 @@ func (c *stdioConn) noteMeta(params json.RawMessage) {
 	var p struct {
 		Meta json.RawMessage `json:"_meta"`
 	}
-	if len(params) > 0 && json.Unmarshal(params, &p) != nil {
+	if len(params) > 0 && unmarshal(params, &p) != nil {
 		return
 	}
 	c.fastMu.Lock()
@@ -633,7 +633,7 @@ var errNeedsInput = errors.New("the server asked for input to complete the call 
 // is left to the SDK's own decoding.
 func decodeResult(raw json.RawMessage) (*sdk.CallToolResult, error) {
 	var w resultWire
-	if err := json.Unmarshal(raw, &w); err != nil {
+	if err := unmarshal(raw, &w); err != nil {
 		return nil, fmt.Errorf("unmarshaling tools/call result: %w", err)
 	}
 	return resultFromWire(&w, func() json.RawMessage { return raw })
@@ -663,7 +663,7 @@ func resultFromWire(w *resultWire, raw func() json.RawMessage) (*sdk.CallToolRes
 			res.Content = append(res.Content, &sdk.EmbeddedResource{Resource: c.Resource})
 		default:
 			var r sdk.CallToolResult
-			if err := json.Unmarshal(raw(), &r); err != nil {
+			if err := unmarshal(raw(), &r); err != nil {
 				return nil, err
 			}
 			return &r, nil
@@ -672,7 +672,7 @@ func resultFromWire(w *resultWire, raw func() json.RawMessage) (*sdk.CallToolRes
 	// The structured content is decoded only when the model is shown it:
 	// when no content is text.
 	if !hasText && len(w.StructuredContent) > 0 && string(w.StructuredContent) != "null" {
-		if err := json.Unmarshal(w.StructuredContent, &res.StructuredContent); err != nil {
+		if err := unmarshal(w.StructuredContent, &res.StructuredContent); err != nil {
 			return nil, fmt.Errorf("unmarshaling tools/call result: %w", err)
 		}
 	}
@@ -702,7 +702,7 @@ func (c *stdioConn) directAnswer(line []byte) bool {
 		return false
 	}
 	var w directWire
-	if json.Unmarshal(line, &w) != nil || w.JSONRPC != "2.0" || len(w.Method) > 0 || w.Result == nil ||
+	if unmarshal(line, &w) != nil || w.JSONRPC != "2.0" || len(w.Method) > 0 || w.Result == nil ||
 		(len(w.Error) > 0 && string(w.Error) != "null") {
 		return false
 	}
@@ -741,7 +741,7 @@ func (a answer) result() (*sdk.CallToolResult, error) {
 			var r struct {
 				Result json.RawMessage `json:"result"`
 			}
-			_ = json.Unmarshal(a.line, &r)
+			_ = unmarshal(a.line, &r)
 			return r.Result
 		})
 	}

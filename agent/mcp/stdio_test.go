@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/benchhq/bench/agent"
@@ -165,6 +166,14 @@ func TestDirectAnswerAsDecodeMessage(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"\"bench-1"}]}}`, false},
 		{`{"jsonrpc":"2.0","id":"bench-1","method":"ping","result":{"content":[]}}`, false},
 		{`{"jsonrpc":"2.0","id":"bench-1","result":{"content":[]}`, false},
+		// Field names match as the SDK matches them: case-sensitively.
+		{`{"jsonrpc":"2.0","id":"bench-1","Result":{"content":[]}}`, false},
+		{`{"JSONRPC":"2.0","id":"bench-1","result":{"content":[]}}`, false},
+		{`{"jsonrpc":"2.0","id":"bench-1","result":{"Content":[{"type":"text","text":"x"}],"content":[]}}`, true},
+		// Bytes after the message, and nesting past maxDepth, are refused.
+		{`{"jsonrpc":"2.0","id":"bench-1","result":{"content":[]}} x`, false},
+		{`{"jsonrpc":"2.0","id":"bench-1","result":{"content":[],"structuredContent":` + strings.Repeat("[", maxDepth) + strings.Repeat("]", maxDepth) + `}}`, false},
+		{`{"jsonrpc":"2.0","id":"bench-1","result":{"content":[{"type":"text","text":"` + strings.Repeat("[", 2*maxDepth) + `"}]}}`, true},
 	} {
 		c := &stdioConn{pending: map[string]chan answer{}}
 		ch := make(chan answer, 1)
@@ -190,5 +199,48 @@ func TestDirectAnswerAsDecodeMessage(t *testing.T) {
 		case formatResult(got, resultLimit) != formatResult(want, resultLimit) || got.IsError != want.IsError:
 			t.Errorf("%s: taken %+v; decoded %+v", tt.line, got, want)
 		}
+	}
+}
+
+// decodeMessage decodes what a server writes as the SDK's own
+// jsonrpc.DecodeMessage does, except that it refuses bytes after the
+// message, which the SDK's decoder leaves unread.
+func TestDecodeMessageAsTheSDK(t *testing.T) {
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":1,"result":{"tools":[]}}`,
+		`{"jsonrpc":"2.0","id":"bench-1","result":{"content":[{"type":"text","text":"a\u00e9\ud83d\ude00"}]}}`,
+		`{"jsonrpc":"2.0","id":2,"error":{"code":-32601,"message":"no such method","data":{"x":1}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"hi"}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":4,"Result":{"tools":[]}}`,
+		`{"jsonrpc":"2.0","ID":5,"method":"ping"}`,
+		`{"Jsonrpc":"2.0","id":6,"result":{}}`,
+		`{"jsonrpc":"1.0","id":7,"result":{}}`,
+		`{"jsonrpc":"2.0","id":1.5,"result":{}}`,
+		`{"jsonrpc":"2.0","id":true,"result":{}}`,
+		`{"jsonrpc":"2.0","result":{}}`,
+		`{"jsonrpc":"2.0","id":8,"method":7}`,
+		`{"jsonrpc":"2.0","id":9,"result":{"a":` + strings.Repeat("[", maxDepth+1) + strings.Repeat("]", maxDepth+1) + `}}`,
+		`{"jsonrpc":"2.0","id":10,"result":{"a":"\xff"}}`,
+		`{"jsonrpc":"2.0","id":11,"result":{"a":1,"a":2}}`,
+		`{"jsonrpc":"2.0",`,
+	} {
+		got, gotErr := decodeMessage([]byte(line))
+		want, wantErr := jsonrpc.DecodeMessage([]byte(line))
+		if (gotErr == nil) != (wantErr == nil) {
+			t.Errorf("%s: error %v; the SDK's %v", line, gotErr, wantErr)
+			continue
+		}
+		if gotErr != nil {
+			continue
+		}
+		gotJSON, err1 := jsonrpc.EncodeMessage(got)
+		wantJSON, err2 := jsonrpc.EncodeMessage(want)
+		if err1 != nil || err2 != nil || string(gotJSON) != string(wantJSON) {
+			t.Errorf("%s: decoded as %s (%v); the SDK's %s (%v)", line, gotJSON, err1, wantJSON, err2)
+		}
+	}
+	if _, err := decodeMessage([]byte(`{"jsonrpc":"2.0","id":1,"result":{}} x`)); err == nil {
+		t.Error("bytes after the message were accepted")
 	}
 }
