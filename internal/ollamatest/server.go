@@ -123,6 +123,12 @@ type Stats struct {
 	// BusySeconds is the integral of the requests in flight over time, in
 	// request-seconds: with every request held for L, it is Requests × L.
 	BusySeconds float64 `json:"busy_seconds"`
+	// FirstArrival is when the first chat request since the previous
+	// Stats arrived (zero if none did), and LastDone when the last answer
+	// so far was written: how long a run took to send its first request
+	// and to end after its last one.
+	FirstArrival time.Time `json:"first_arrival"`
+	LastDone     time.Time `json:"last_done"`
 }
 
 // Option configures a Server.
@@ -254,12 +260,15 @@ func (s *Server) Start() error {
 // (see Spawn). No Ollama endpoint has this path.
 const statsPath = "/ollamatest/stats"
 
-// Stats returns what the server has counted so far.
+// Stats returns what the server has counted so far; the next Stats's
+// FirstArrival is that of the requests after this call.
 func (s *Server) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.account(time.Now())
-	return s.stats
+	st := s.stats
+	s.stats.FirstArrival = time.Time{}
+	return st
 }
 
 // account adds the time since the last change of inFlight to BusySeconds.
@@ -277,6 +286,9 @@ func (s *Server) enter() {
 	defer s.mu.Unlock()
 	s.account(time.Now())
 	s.inFlight++
+	if s.stats.FirstArrival.IsZero() {
+		s.stats.FirstArrival = s.since
+	}
 	s.stats.Requests++
 	s.stats.MaxInFlight = max(s.stats.MaxInFlight, s.inFlight)
 }
@@ -286,6 +298,7 @@ func (s *Server) leave() {
 	defer s.mu.Unlock()
 	s.account(time.Now())
 	s.inFlight--
+	s.stats.LastDone = s.since
 }
 
 // Requests returns a copy of every chat request received, in arrival order.
