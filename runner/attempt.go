@@ -36,7 +36,7 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 		Seed:      j.Seed,
 		StartedAt: time.Now().UTC(),
 	}
-	dir, err := os.MkdirTemp(r.TempDir, "bench-attempt-")
+	dir, err := os.MkdirTemp(r.scratch, "bench-attempt-")
 	if err != nil {
 		return nil, fmt.Errorf("attempt %s/%s#%d: make temp folder: %w", j.Arm.Name, j.Task.ID, j.Index, err)
 	}
@@ -170,7 +170,7 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 	}
 	// The hidden tests run on the agent's result, in a scoring folder of
 	// their own, as a fresh sandbox user without network.
-	scorer := &evaluator.Scorer{Sandbox: r.Sandbox, Spec: testSpec(spec), TempDir: r.TempDir}
+	scorer := &evaluator.Scorer{Sandbox: r.Sandbox, Spec: testSpec(spec), TempDir: r.scratch}
 	if env != nil {
 		scorer.Home = func(context.Context, *tasks.Task) (string, func(), error) { return env.ScoringView() }
 	}
@@ -218,7 +218,7 @@ func (r *Runner) timeoutIsTheMachines(ctx context.Context, scorer *evaluator.Sco
 	if env == nil {
 		return fmt.Sprintf("the hidden tests ran past their timeout of %s in an environment that was not prepared", limit)
 	}
-	tmp, err := os.MkdirTemp(r.TempDir, "bench-ref-")
+	tmp, err := os.MkdirTemp(r.scratch, "bench-ref-")
 	if err != nil {
 		return fmt.Sprintf("the hidden tests ran past their timeout of %s, and the reference solution could not be run to compare: %v", limit, err)
 	}

@@ -33,7 +33,7 @@ func (r *Runner) prepareEnvs(ctx context.Context, plan *Plan) (envs map[string]*
 	if !r.Sandbox.Isolated() {
 		// Views on the host, reachable by the sandbox user through the
 		// run's temp folder, not through the operator's home.
-		if cache.ViewsDir, err = os.MkdirTemp(r.TempDir, "bench-views-"); err != nil {
+		if cache.ViewsDir, err = os.MkdirTemp(r.scratch, "bench-views-"); err != nil {
 			return nil, nil, fmt.Errorf("make the folder of the environments' views: %w", err)
 		}
 	}

@@ -85,7 +85,8 @@ func TestHangingHiddenTestIsKilled(t *testing.T) {
 }
 
 // TestTaskFolderUntouchedAndTempRemoved: a run never modifies the task
-// folder, and removes every attempt folder unless asked to keep them.
+// folder, and removes every attempt folder (and the run's scratch folder
+// they are made in) unless asked to keep them.
 func TestTaskFolderUntouchedAndTempRemoved(t *testing.T) {
 	suite := loadTask(t, "recipe-trailing-dot")
 	before := suite.Tasks[0].Hash
@@ -99,13 +100,15 @@ func TestTaskFolderUntouchedAndTempRemoved(t *testing.T) {
 		if again.Hash != before {
 			t.Errorf("keep=%v: the task folder changed during the run", keep)
 		}
-		left, _ := os.ReadDir(f.runner.TempDir)
-		want := 0
-		if keep {
-			want = 2
-		}
-		if len(left) != want {
-			t.Errorf("keep=%v: %d folders left in the temp dir, want %d", keep, len(left), want)
+		// Kept, the attempt folders stay in the run's scratch folder;
+		// else that goes too.
+		left, _ := filepath.Glob(filepath.Join(f.runner.TempDir, "*"))
+		attempts, _ := filepath.Glob(filepath.Join(f.runner.TempDir, "bench-run-*", "bench-attempt-*"))
+		switch {
+		case !keep && len(left) != 0:
+			t.Errorf("keep=false: %v left in the temp dir, want nothing", left)
+		case keep && (len(left) != 1 || len(attempts) != 2):
+			t.Errorf("keep=true: %v left in the temp dir, with attempt folders %v; want the run's scratch folder with 2", left, attempts)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -92,6 +93,9 @@ type Runner struct {
 	// removeAll removes one (tree.Remove when nil).
 	removing  sync.WaitGroup
 	removeAll func(string) error
+	// scratch is the run's folder (tree.Scratch, in TempDir) of its
+	// attempts' folders.
+	scratch string
 }
 
 // Outcome is what a run did.
@@ -269,8 +273,20 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 		measuring <- measurement{reps, err}
 	}()
 	// The tasks' environments are prepared meanwhile; the attempts start
-	// once they are.
-	envs, releaseEnvs, err := r.prepareEnvs(runCtx, plan)
+	// once they are. Their folders are made in a scratch folder of the
+	// run, removed at its end unless it keeps workspaces.
+	r.scratch, err = tree.Scratch(r.TempDir, "bench-run-")
+	if err == nil {
+		defer func(dir string) {
+			r.removing.Wait()
+			os.Remove(dir) // only when empty: kept workspaces stay
+		}(r.scratch)
+	}
+	var envs map[string]*environment.Env
+	var releaseEnvs func()
+	if err == nil {
+		envs, releaseEnvs, err = r.prepareEnvs(runCtx, plan)
+	}
 	if err != nil {
 		// Stopped already, the preparing failed for the measurement's
 		// failure (or an interruption): that is the error to tell. Else
