@@ -62,9 +62,6 @@ var benchScripts = map[string]ollamatest.Script{
 //
 //   - B/op: bytes allocated per attempt. Target: at most 2 MB.
 //
-//   - harness-ms/attempt (concurrency 1): wall time per attempt with the
-//     hidden test process's time subtracted.
-//
 //   - attempts/s.
 //
 //     go test -run '^$' -bench Attempt -benchtime 200x ./runner/
@@ -93,20 +90,12 @@ func BenchmarkAttempt(b *testing.B) {
 			if out.Ran != b.N {
 				b.Fatalf("ran %d of %d", out.Ran, b.N)
 			}
-			var testMS float64
-			if err := store.DB().QueryRowContext(context.Background(), `SELECT coalesce(sum(duration_ms), 0) FROM test_results`).Scan(&testMS); err != nil {
-				b.Fatal(err)
-			}
 			var turns int
 			if err := store.DB().QueryRowContext(context.Background(), `SELECT count(*) FROM turns`).Scan(&turns); err != nil {
 				b.Fatal(err)
 			}
 			if turns != 5*b.N {
 				b.Fatalf("turns stored %d, want %d", turns, 5*b.N)
-			}
-			if conc == 1 {
-				harness := elapsed.Seconds()*1000 - testMS
-				b.ReportMetric(harness/float64(b.N), "harness-ms/attempt")
 			}
 			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "attempts/s")
 			b.ReportMetric(cpu.Seconds()*1000/float64(b.N), "cpu-ms/attempt")

@@ -14,8 +14,7 @@
 # Figures to read:
 #   BenchmarkAttempt      cpu-ms/attempt (this process's CPU time: the fake
 #       model runs in a child process and is not counted; target < 10),
-#       B/op (bytes allocated per attempt; target <= 2 MB), harness-ms/attempt
-#       (wall time with the hidden-test process's time subtracted), attempts/s.
+#       B/op (bytes allocated per attempt; target <= 2 MB), attempts/s.
 #   BenchmarkChat         cpu-µs/op and B/op per request, client=ollama-api
 #       (api.Client.Chat) beside client=bench (the direct POST).
 #   BenchmarkThroughput   of-ideal: model requests per second over the whole
