@@ -28,7 +28,8 @@ import (
 // model's failures are in the attempt's status.
 //
 // take waits for a model slot, just before the agent loop, and give gives
-// it back when the loop ends: setting up and scoring hold none.
+// it back when the loop ends (and waits for the attempt's place past its
+// loop, see stages): setting up and scoring hold none.
 func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Job, take func(context.Context) (agent.Model, error), give func()) (*results.Attempt, error) {
 	a := &results.Attempt{
 		RunID:     run.ID,

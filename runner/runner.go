@@ -312,16 +312,18 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 	}, stopRun)
 	g, gctx := errgroup.WithContext(runCtx)
 	// The plan's concurrency bounds the attempts in their agent loop; a
-	// few more set up or are scored meanwhile, so that no model slot waits
-	// while an attempt copies its workspace, starts its servers or runs
-	// its hidden tests.
-	g.SetLimit(plan.Concurrency + spareAttempts(plan.Concurrency))
+	// few more set up meanwhile, so that no model slot waits while an
+	// attempt copies its workspace or starts its servers, and those past
+	// their loop are scored beside them (stages).
+	st := newStages(plan.Concurrency)
 	for _, j := range todo {
-		if gctx.Err() != nil {
+		p, err := st.enter(gctx)
+		if err != nil {
 			break
 		}
 		g.Go(func() error {
-			a, err := r.attemptWithRetries(gctx, plan, run, j)
+			defer p.leave()
+			a, err := r.attemptWithRetries(gctx, plan, run, j, p)
 			if err != nil {
 				return err
 			}
@@ -424,7 +426,7 @@ func (r *Runner) newRun(plan *Plan, runID string) *results.Run {
 }
 
 // spareAttempts is how many attempts beyond the plan's concurrency may be
-// in flight, setting up or being scored.
+// setting up for a slot, and being scored beside those in their loop.
 func spareAttempts(concurrency int) int { return max(1, concurrency/2) }
 
 // modelSlot is an attempt's right to talk to the model: one of the plan's
@@ -465,8 +467,9 @@ func (s *modelSlot) give() {
 // attemptWithRetries runs one attempt on an endpoint with a free slot,
 // retrying it while it ends in an infrastructure failure, up to the
 // plan's bound: at once on another endpoint when its own failed and
-// another is in service, else after a backoff.
-func (r *Runner) attemptWithRetries(ctx context.Context, plan *Plan, run *results.Run, j Job) (*results.Attempt, error) {
+// another is in service, else after a backoff. p is the attempt's place
+// in the run's stages: each try passes its loop's end with it.
+func (r *Runner) attemptWithRetries(ctx context.Context, plan *Plan, run *results.Run, j Job, p *place) (*results.Attempt, error) {
 	var a *results.Attempt
 	for try := 1; ; try++ {
 		slot := &modelSlot{r: r}
@@ -476,8 +479,12 @@ func (r *Runner) attemptWithRetries(ctx context.Context, plan *Plan, run *result
 			m, err := slot.take(ctx)
 			lease = slot.lease
 			return m, err
-		}, slot.give)
+		}, func() {
+			slot.give()
+			p.pass(ctx)
+		})
 		slot.give()
+		p.scored()
 		if err != nil {
 			return nil, err
 		}

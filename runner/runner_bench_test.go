@@ -19,9 +19,12 @@ import (
 
 // benchTask writes a small task whose hidden test is `true`, so that the
 // test process costs as little as possible and is then subtracted.
-func benchTask(b *testing.B) *tasks.Suite {
+func benchTask(b *testing.B) *tasks.Suite { return benchTaskTested(b, "true") }
+
+// benchTaskTested is benchTask with another hidden test command.
+func benchTaskTested(b *testing.B, test string) *tasks.Suite {
 	b.Helper()
-	return writeTask(b, "format = 1\ninstruction = \"Fix the greeting in hello.py.\"\n[tests]\ncommand = \"true\"\n", map[string]string{
+	return writeTask(b, "format = 1\ninstruction = \"Fix the greeting in hello.py.\"\n[tests]\ncommand = \""+test+"\"\n", map[string]string{
 		"workspace/hello.py":   "def greet(name):\n    return 'Helo, ' + name\n",
 		"workspace/README.md":  "A tiny project.\n",
 		"workspace/lib/x.py":   "X = 1\n",
@@ -109,7 +112,10 @@ var latency = flag.Duration("latency", 200*time.Millisecond, "BenchmarkThroughpu
 // BenchmarkThroughput measures a whole run (the tool-token measurements
 // before the first attempt included) against a fake model that holds every
 // reply for a fixed latency L and counts the requests in flight, with N =
-// --concurrency parallel slots: 4N attempts of 5 turns each. The ideal is
+// --concurrency parallel slots: 4N attempts of 5 turns each, whose hidden
+// test is `true`, and at N = 8 also with hidden tests that take as long as
+// an attempt's turns (tests=5L: `sleep`), which are scored while the next
+// attempts take their slots. The ideal is
 // N/L requests per second, every slot busy from start to end; reported:
 //
 //   - of-ideal: model requests per second over the whole run (the
@@ -142,25 +148,38 @@ var latency = flag.Duration("latency", 200*time.Millisecond, "BenchmarkThroughpu
 func BenchmarkThroughput(b *testing.B) {
 	lat := *latency
 	sb := sandboxtest.New(b)
-	// The task's environment is prepared (its reference solution checked
+	// A task's environment is prepared (its reference solution checked
 	// against its hidden tests) by a first run, untimed: a run on a
 	// prepared environment, as every run after the first is, is measured.
 	warm := ollamatest.Spawn(b, "five-turns", ollamatest.SpawnOptions{})
 	warmModel, _ := agent.NewOllama(warm.URL, nil)
-	warmStore, err := results.Open(context.Background(), filepath.Join(b.TempDir(), "warm.db"))
-	if err != nil {
-		b.Fatal(err)
+	prepared := func(b *testing.B, suite *tasks.Suite) *tasks.Suite {
+		b.Helper()
+		store, err := results.Open(context.Background(), filepath.Join(b.TempDir(), "warm.db"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer store.Close()
+		r := &runner.Runner{Model: warmModel, Store: store, TempDir: b.TempDir(), Sandbox: sb}
+		if _, err := r.Run(context.Background(), &runner.Plan{Model: "fake", Suite: suite, Attempts: 1, Concurrency: 1}, "warm"); err != nil {
+			b.Fatal(err)
+		}
+		return suite
 	}
-	wr := &runner.Runner{Model: warmModel, Store: warmStore, TempDir: b.TempDir(), Sandbox: sb}
-	if _, err := wr.Run(context.Background(), &runner.Plan{Model: "fake", Suite: benchTask(b), Attempts: 1, Concurrency: 1}, "warm"); err != nil {
-		b.Fatal(err)
-	}
-	warmStore.Close()
-	for _, n := range []int{1, 2, 4, 8, 16} {
-		b.Run(fmt.Sprintf("N=%d", n), func(b *testing.B) {
+	for _, c := range []struct {
+		n     int
+		tests time.Duration // how long the hidden tests take (0: `true`)
+	}{{1, 0}, {2, 0}, {4, 0}, {8, 0}, {16, 0}, {8, 5 * lat}} {
+		n, name := c.n, fmt.Sprintf("N=%d", c.n)
+		test := "true"
+		if c.tests > 0 {
+			name += fmt.Sprintf("/tests=%s", c.tests)
+			test = fmt.Sprintf("sleep %.3f", c.tests.Seconds())
+		}
+		b.Run(name, func(b *testing.B) {
+			suite := prepared(b, benchTaskTested(b, test)) // before b.Loop: untimed
 			srv := ollamatest.Spawn(b, "five-turns", ollamatest.SpawnOptions{Delay: lat})
 			model, _ := agent.NewOllama(srv.URL, nil)
-			suite := benchTask(b)
 			var wall, shortest, toFirst, afterLast time.Duration
 			var requests, turns int64
 			var busy float64
