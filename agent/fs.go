@@ -819,6 +819,7 @@ type searcher struct {
 	files   int
 	big     int
 	keep    []byte
+	br      *bufio.Reader // every file's, its 64 KB buffer taken once a search
 }
 
 // file searches one walked file; p is slash-separated, relative to the root.
@@ -861,7 +862,12 @@ func (s *searcher) file(ctx context.Context, p string, d fs.DirEntry) error {
 		s.big++
 		return nil
 	}
-	br := bufio.NewReaderSize(f, 64<<10)
+	if s.br == nil {
+		s.br = bufio.NewReaderSize(f, 64<<10)
+	} else {
+		s.br.Reset(f)
+	}
+	br := s.br
 	if head, _ := br.Peek(sniffBytes); isBinary(head) {
 		return nil
 	}

@@ -20,7 +20,9 @@
 #   BenchmarkThroughput   of-ideal: model requests per second over the whole
 #       run, start included, over N/L (target >= 0.95); -latency L (200ms).
 #       of-bound: the shortest run possible (ceil(R/N) x L) over the wall
-#       time; model-ms: the fake model's mean hold of a request (L and its own).
+#       time; model-ms: the fake model's mean hold of a request (L and its own);
+#       first-ms, last-ms: the run's start and end, every slot idle.
+#       N=8/tests=1s: hidden tests as long as the turns, scored meanwhile.
 #   BenchmarkScoringCost  what scoring adds to an attempt beside its tests;
 #       sandbox-cpu-ms: the CPU of the sandbox's processes (bwrap, setpriv, sh).
 #   BenchmarkSemverHiddenTests  a Go task's hidden tests in its prepared
