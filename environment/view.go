@@ -30,10 +30,12 @@ func (e *Env) newView(layer string) (string, func(), error) {
 	if parent == "" {
 		parent = filepath.Join(filepath.Dir(e.Dir), viewsDir)
 	}
-	if err := os.MkdirAll(parent, 0o711); err != nil {
-		return "", nil, fmt.Errorf("view of the %s environment of task %s: %w", layer, e.Meta.Task, err)
+	if _, err := os.Stat(parent); errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(parent, 0o711); err != nil {
+			return "", nil, fmt.Errorf("view of the %s environment of task %s: %w", layer, e.Meta.Task, err)
+		}
+		tree.Spread(parent) // two views an attempt, made and removed (see tree.Scratch)
 	}
-	tree.Spread(parent) // two views an attempt, made and removed (see tree.Scratch)
 	dir, err := os.MkdirTemp(parent, e.Meta.Key+"-"+layer+"-")
 	if err != nil {
 		return "", nil, fmt.Errorf("view of the %s environment of task %s: %w", layer, e.Meta.Task, err)

@@ -28,9 +28,10 @@ import (
 // model's failures are in the attempt's status.
 //
 // take waits for a model slot, just before the agent loop, and give gives
-// it back when the loop ends (and waits for the attempt's place past its
-// loop, see stages): setting up and scoring hold none.
-func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Job, take func(context.Context) (agent.Model, error), give func()) (*results.Attempt, error) {
+// it back when the loop ends: setting up and scoring hold none. toScore
+// waits for the attempt's place among those being scored (stages), once
+// its processes are ended; the wait is no part of the attempt's time.
+func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Job, take func(context.Context) (agent.Model, error), give, toScore func()) (*results.Attempt, error) {
 	a := &results.Attempt{
 		RunID:     run.ID,
 		Key:       results.AttemptKey{Arm: j.Arm.Name, Task: j.Task.ID, Index: j.Index},
@@ -170,7 +171,11 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 		return a, nil
 	}
 	// The hidden tests run on the agent's result, in a scoring folder of
-	// their own, as a fresh sandbox user without network.
+	// their own, as a fresh sandbox user without network, once there is
+	// room for them (the wait is no part of the attempt's time).
+	waitFrom = time.Now()
+	toScore()
+	a.StartedAt = a.StartedAt.Add(time.Since(waitFrom))
 	scorer := &evaluator.Scorer{Sandbox: r.Sandbox, Spec: testSpec(spec), TempDir: r.scratch}
 	if env != nil {
 		scorer.Home = func(context.Context, *tasks.Task) (string, func(), error) { return env.ScoringView() }

@@ -36,6 +36,7 @@ func (r *Runner) prepareEnvs(ctx context.Context, plan *Plan) (envs map[string]*
 		if cache.ViewsDir, err = os.MkdirTemp(r.scratch, "bench-views-"); err != nil {
 			return nil, nil, fmt.Errorf("make the folder of the environments' views: %w", err)
 		}
+		tree.Spread(cache.ViewsDir) // two views an attempt (see tree.Scratch)
 	}
 	closeAll := func() {
 		cache.Close()

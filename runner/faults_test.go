@@ -145,3 +145,22 @@ func TestHiddenTestsRunInTheSandbox(t *testing.T) {
 		t.Errorf("the hidden test did not see a sandbox (output %q)", out)
 	}
 }
+
+// TestWaitToBeScoredIsNoPartOfTheAttempt: attempts whose hidden tests
+// must wait for others' to end (at concurrency 1, two are scored at
+// once) do not count the wait as the harness's time, as the wait for a
+// model slot is not.
+func TestWaitToBeScoredIsNoPartOfTheAttempt(t *testing.T) {
+	suite := writeTask(t, "format = 1\ninstruction = \"x\"\n[tests]\ncommand = \"sleep 0.6\"\n",
+		map[string]string{"workspace/a.txt": "a"})
+	f := newFixture(t, giveUp)
+	f.run(&runner.Plan{Model: "fake", Suite: suite, Attempts: 6, Concurrency: 1}, "r1")
+	if got := f.count(`SELECT count(*) FROM attempts WHERE reward IS NOT NULL`); got != 6 {
+		t.Fatalf("scored attempts: %d, want 6", got)
+	}
+	// An attempt of an instant model spends tens of ms of its own; one
+	// that counted its wait would count most of another's 600 ms test.
+	if n := f.count(`SELECT count(*) FROM attempts WHERE harness_ms >= 500`); n > 0 {
+		t.Errorf("%d attempts count 500 ms or more of harness time: the wait to be scored is in it", n)
+	}
+}

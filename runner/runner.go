@@ -468,7 +468,8 @@ func (s *modelSlot) give() {
 // retrying it while it ends in an infrastructure failure, up to the
 // plan's bound: at once on another endpoint when its own failed and
 // another is in service, else after a backoff. p is the attempt's place
-// in the run's stages: each try passes its loop's end with it.
+// in the run's stages: each try passes to its scoring with it, and a
+// retry takes a place ahead again.
 func (r *Runner) attemptWithRetries(ctx context.Context, plan *Plan, run *results.Run, j Job, p *place) (*results.Attempt, error) {
 	var a *results.Attempt
 	for try := 1; ; try++ {
@@ -479,12 +480,8 @@ func (r *Runner) attemptWithRetries(ctx context.Context, plan *Plan, run *result
 			m, err := slot.take(ctx)
 			lease = slot.lease
 			return m, err
-		}, func() {
-			slot.give()
-			p.pass(ctx)
-		})
+		}, slot.give, func() { p.pass(ctx) })
 		slot.give()
-		p.scored()
 		if err != nil {
 			return nil, err
 		}
@@ -494,6 +491,9 @@ func (r *Runner) attemptWithRetries(ctx context.Context, plan *Plan, run *result
 		}
 		if lease != nil && lease.Failed() && r.pool.InService() > 0 {
 			r.logf("attempt %s/%s#%d: endpoint %s failed (%s); retry %d of %d on another endpoint", j.Arm.Name, j.Task.ID, j.Index, lease.Endpoint(), a.Error, try, plan.MaxTries-1)
+			if p.again(ctx) != nil {
+				return a, nil
+			}
 			continue
 		}
 		wait := r.backoff(try)
@@ -501,6 +501,9 @@ func (r *Runner) attemptWithRetries(ctx context.Context, plan *Plan, run *result
 		select {
 		case <-time.After(wait):
 		case <-ctx.Done():
+			return a, nil
+		}
+		if p.again(ctx) != nil {
 			return a, nil
 		}
 	}

@@ -101,3 +101,51 @@ func TestStagesStopping(t *testing.T) {
 		t.Error("a new attempt entered after the run stopped")
 	}
 }
+
+// A retry frees its place past, then waits for a place ahead like a new
+// attempt: retries never run beyond the bound, and one waiting holds
+// nothing that the attempts ahead of it wait for.
+func TestStagesRetry(t *testing.T) {
+	ctx := context.Background()
+	s := newStages(1) // two places on each side
+	a, _ := s.enter(ctx)
+	a.pass(ctx) // scored once, to be retried
+	b, _ := s.enter(ctx)
+	c, _ := s.enter(ctx)
+	c.pass(ctx) // past: both places past taken (a, c); ahead: b
+	d, _ := s.enter(ctx)
+	// Ahead: b and d. The retry of a waits for a place ahead, and has
+	// freed its place past meanwhile.
+	wasBlocked, wait := blocked(func() {
+		if err := a.again(ctx); err != nil {
+			t.Error(err)
+		}
+	})
+	if !wasBlocked {
+		t.Fatal("a retry took a place ahead beyond the bound")
+	}
+	if a.past || len(s.past) != 1 {
+		t.Errorf("waiting to retry: holds past %v, places past taken %d; want false, 1", a.past, len(s.past))
+	}
+	b.pass(ctx) // takes the place past a freed, frees b's place ahead for a
+	wait()
+	if !a.ahead || a.past {
+		t.Errorf("retrying: holds ahead %v, past %v; want ahead only", a.ahead, a.past)
+	}
+	// A try that ended before its loop's end still holds its place ahead.
+	if err := d.again(ctx); err != nil || !d.ahead || len(s.ahead) != 2 {
+		t.Errorf("again with a place ahead: %v, holds %v, taken %d; want nil, true, 2", err, d.ahead, len(s.ahead))
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	b.scored()
+	if err := b.again(cctx); err == nil || b.ahead {
+		t.Errorf("a retry after the run stopped: %v, holds ahead %v; want an error and no place", err, b.ahead)
+	}
+	for _, p := range []*place{a, b, c, d} {
+		p.leave()
+	}
+	if len(s.ahead) != 0 || len(s.past) != 0 {
+		t.Errorf("after every attempt left: ahead %d, past %d; want 0 and 0", len(s.ahead), len(s.past))
+	}
+}

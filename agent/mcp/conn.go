@@ -522,7 +522,7 @@ func (r *rawToolSchema) observe(msg []byte) {
 			} `json:"tools"`
 		} `json:"result"`
 	}
-	if json.Unmarshal(msg, &m) != nil || m.Result == nil {
+	if unmarshal(msg, &m) != nil || m.Result == nil {
 		return
 	}
 	r.mu.Lock()

@@ -19,14 +19,14 @@ func spread(dir string) error {
 		return err
 	}
 	defer unix.Close(fd)
-	flags, err := unix.IoctlGetInt(fd, unix.FS_IOC_GETFLAGS)
+	flags, err := unix.IoctlGetUint32(fd, unix.FS_IOC_GETFLAGS) // the kernel's is an int
 	if err != nil {
 		return unsupported(err)
 	}
 	if flags&topDirFlag != 0 {
 		return nil
 	}
-	return unsupported(unix.IoctlSetPointerInt(fd, unix.FS_IOC_SETFLAGS, flags|topDirFlag))
+	return unsupported(unix.IoctlSetPointerInt(fd, unix.FS_IOC_SETFLAGS, int(flags|topDirFlag)))
 }
 
 // unsupported is nil for the errors of a file system without inode
@@ -45,7 +45,7 @@ func spreads(dir string) (bool, error) {
 		return false, err
 	}
 	defer unix.Close(fd)
-	flags, err := unix.IoctlGetInt(fd, unix.FS_IOC_GETFLAGS)
+	flags, err := unix.IoctlGetUint32(fd, unix.FS_IOC_GETFLAGS)
 	if err != nil {
 		return false, unsupported(err)
 	}
