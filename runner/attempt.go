@@ -185,6 +185,7 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 	case ctx.Err() != nil:
 		// Stopped while scoring: not scored, run again on resume.
 		a.Status, a.Error = results.StatusCanceled, "interrupted while the hidden tests ran"
+		a.FinishedAt = time.Now().UTC()
 		return a, nil
 	case err != nil:
 		return nil, fmt.Errorf("attempt %s/%s#%d: hidden tests: %w", j.Arm.Name, j.Task.ID, j.Index, err)

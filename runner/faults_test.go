@@ -151,7 +151,7 @@ func TestHiddenTestsRunInTheSandbox(t *testing.T) {
 // once) do not count the wait as the harness's time, as the wait for a
 // model slot is not.
 func TestWaitToBeScoredIsNoPartOfTheAttempt(t *testing.T) {
-	suite := writeTask(t, "format = 1\ninstruction = \"x\"\n[tests]\ncommand = \"sleep 0.6\"\n",
+	suite := writeTask(t, "format = 1\ninstruction = \"x\"\n[tests]\ncommand = \"sleep 1\"\n",
 		map[string]string{"workspace/a.txt": "a"})
 	f := newFixture(t, giveUp)
 	f.run(&runner.Plan{Model: "fake", Suite: suite, Attempts: 6, Concurrency: 1}, "r1")
@@ -159,7 +159,7 @@ func TestWaitToBeScoredIsNoPartOfTheAttempt(t *testing.T) {
 		t.Fatalf("scored attempts: %d, want 6", got)
 	}
 	// An attempt of an instant model spends tens of ms of its own; one
-	// that counted its wait would count most of another's 600 ms test.
+	// that counted its wait would count most of another's 1 s test.
 	if n := f.count(`SELECT count(*) FROM attempts WHERE harness_ms >= 500`); n > 0 {
 		t.Errorf("%d attempts count 500 ms or more of harness time: the wait to be scored is in it", n)
 	}

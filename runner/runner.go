@@ -498,6 +498,7 @@ func (r *Runner) attemptWithRetries(ctx context.Context, plan *Plan, run *result
 		}
 		wait := r.backoff(try)
 		r.logf("attempt %s/%s#%d: infrastructure failure (%s); retry %d of %d in %s", j.Arm.Name, j.Task.ID, j.Index, a.Error, try, plan.MaxTries-1, wait)
+		p.scored() // its place to be scored is another's during the backoff
 		select {
 		case <-time.After(wait):
 		case <-ctx.Done():

@@ -124,8 +124,10 @@ func TestStagesRetry(t *testing.T) {
 	if !wasBlocked {
 		t.Fatal("a retry took a place ahead beyond the bound")
 	}
-	if a.past || len(s.past) != 1 {
-		t.Errorf("waiting to retry: holds past %v, places past taken %d; want false, 1", a.past, len(s.past))
+	for deadline := time.Now().Add(10 * time.Second); len(s.past) != 1; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting to retry: places past taken %d, want 1 (the retry's freed)", len(s.past))
+		}
 	}
 	b.pass(ctx) // takes the place past a freed, frees b's place ahead for a
 	wait()
@@ -138,9 +140,8 @@ func TestStagesRetry(t *testing.T) {
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	b.scored()
-	if err := b.again(cctx); err == nil || b.ahead {
-		t.Errorf("a retry after the run stopped: %v, holds ahead %v; want an error and no place", err, b.ahead)
+	if err := b.again(cctx); err == nil || b.ahead || b.past {
+		t.Errorf("a retry after the run stopped: %v, holds ahead %v, past %v; want an error and no place", err, b.ahead, b.past)
 	}
 	for _, p := range []*place{a, b, c, d} {
 		p.leave()
