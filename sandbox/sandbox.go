@@ -308,13 +308,3 @@ func (s *Sandbox) dropArgv(u User) []string {
 	return []string{s.setpriv, "--reuid=" + id, "--regid=" + id, "--clear-groups",
 		"--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--pdeathsig", "SIGKILL", "--"}
 }
-
-// limitArgv is the prlimit prefix that applies l to argv.
-func (s *Sandbox) limitArgv(l Limits, argv []string) []string {
-	return append([]string{s.prlimit,
-		fmt.Sprintf("--nproc=%d", l.Procs),
-		fmt.Sprintf("--as=%d", l.Memory),
-		fmt.Sprintf("--fsize=%d", l.FileSize),
-		"--core=0",
-		"--"}, argv...)
-}

@@ -314,19 +314,31 @@ func firstLines(s string, n int) string {
 // rlimit is one of a sandbox's limits as the kernel takes it.
 type rlimit struct {
 	name     string // as the run file's [sandbox] names it
+	flag     string // prlimit(1)'s option for it
 	resource int
 	value    uint64
 	unit     uint64 // of the run file's figure, in the kernel's
 }
 
-// rlimits are l's limits as the kernel takes them.
+// rlimits are l's limits as the kernel takes them: the one list that
+// setLimits, CheckLimits and limitArgv read.
 func rlimits(l Limits) []rlimit {
 	return []rlimit{
-		{"procs", unix.RLIMIT_NPROC, uint64(l.Procs), 1},
-		{"memory_mb", unix.RLIMIT_AS, uint64(l.Memory), 1 << 20},
-		{"file_size_mb", unix.RLIMIT_FSIZE, uint64(l.FileSize), 1 << 20},
-		{"core dumps", unix.RLIMIT_CORE, 0, 1},
+		{"procs", "--nproc", unix.RLIMIT_NPROC, uint64(l.Procs), 1},
+		{"memory_mb", "--as", unix.RLIMIT_AS, uint64(l.Memory), 1 << 20},
+		{"file_size_mb", "--fsize", unix.RLIMIT_FSIZE, uint64(l.FileSize), 1 << 20},
+		{"core dumps", "--core", unix.RLIMIT_CORE, 0, 1},
 	}
+}
+
+// limitArgv is the prlimit(1) prefix that applies l to argv, for the
+// processes whose limits bench does not set itself (setLimits).
+func (s *Sandbox) limitArgv(l Limits, argv []string) []string {
+	a := []string{s.prlimit}
+	for _, r := range rlimits(l) {
+		a = append(a, fmt.Sprintf("%s=%d", r.flag, r.value))
+	}
+	return append(append(a, "--"), argv...)
 }
 
 // setLimits sets l on the process pid, as prlimit(1) would for its

@@ -29,3 +29,6 @@ func setLimits(int, Limits) error { return errors.New("sandbox: needs Linux") }
 
 // CheckLimits accepts any limits outside Linux, where no sandbox is made.
 func (s *Sandbox) CheckLimits(Limits) error { return nil }
+
+// limitArgv is argv outside Linux, where no sandbox is ever made.
+func (s *Sandbox) limitArgv(_ Limits, argv []string) []string { return argv }
