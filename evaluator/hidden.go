@@ -109,6 +109,18 @@ type Scorer struct {
 	// the task's prepared environment) and returns it with what removes
 	// it; nil gives an empty HOME.
 	Home func(ctx context.Context, t *tasks.Task) (dir string, release func(), err error)
+	// Remove removes a scoring folder once its run is over; nil removes it
+	// at once (tree.Remove). A runner removes them off the attempt's path.
+	Remove func(dir string)
+}
+
+// remove removes a scoring folder, as Remove says.
+func (s *Scorer) remove(dir string) {
+	if s.Remove != nil {
+		s.Remove(dir)
+		return
+	}
+	tree.Remove(dir)
 }
 
 // Score scores the agent's workspace: the hidden tests run on its result.
@@ -246,7 +258,7 @@ func (s *Scorer) runIn(ctx context.Context, t *tasks.Task, change *Change, home 
 	if err != nil {
 		return nil, nil, fmt.Errorf("score task %s: make the scoring folder: %w", t.ID, err)
 	}
-	defer tree.Remove(dir)
+	defer s.remove(dir)
 	work := filepath.Join(dir, "work")
 	if err := os.Mkdir(work, 0o700); err != nil {
 		return nil, nil, fmt.Errorf("score task %s: %w", t.ID, err)

@@ -176,9 +176,15 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 	waitFrom = time.Now()
 	toScore()
 	a.StartedAt = a.StartedAt.Add(time.Since(waitFrom))
-	scorer := &evaluator.Scorer{Sandbox: r.Sandbox, Spec: testSpec(spec), TempDir: r.scratch}
+	scorer := &evaluator.Scorer{Sandbox: r.Sandbox, Spec: testSpec(spec), TempDir: r.scratch, Remove: r.removeLater}
 	if env != nil {
-		scorer.Home = func(context.Context, *tasks.Task) (string, func(), error) { return env.ScoringView() }
+		scorer.Home = func(context.Context, *tasks.Task) (string, func(), error) {
+			dir, release, err := env.ScoringView()
+			if err != nil {
+				return "", nil, err
+			}
+			return dir, func() { r.removing.Go(release) }, nil
+		}
 	}
 	res, err := scorer.Score(ctx, j.Task, wsDir)
 	switch {

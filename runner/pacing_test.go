@@ -3,6 +3,8 @@ package runner_test
 import (
 	"context"
 	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -94,8 +96,13 @@ func TestFolderRemovalIsOffTheCriticalPath(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if len(removed) != 2 {
-		t.Fatalf("%d folders removed, want 2", len(removed))
+	// Each attempt's folder and its scoring folder.
+	kinds := map[string]int{}
+	for _, dir := range removed {
+		kinds[strings.SplitN(filepath.Base(dir), "-", 3)[1]]++
+	}
+	if len(removed) != 4 || kinds["attempt"] != 2 || kinds["score"] != 2 {
+		t.Fatalf("folders removed: %v, want two attempt folders and two scoring folders", removed)
 	}
 	for _, dir := range removed {
 		if _, err := os.Stat(dir); !os.IsNotExist(err) {

@@ -342,7 +342,9 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 	if serr := saves.close(); err == nil {
 		err = serr
 	}
-	r.removing.Wait()
+	// The attempts' folders are still being removed: Run waits for that
+	// when it returns (with the scratch folder), not before it finishes
+	// the run.
 	bar.finish()
 	if startErr != nil {
 		if start.stored {
@@ -382,7 +384,7 @@ func interruptedBefore(ctx context.Context, err error) error {
 	return err
 }
 
-// removeLater removes an attempt's folder in the background: the attempt's
+// removeLater removes an attempt's folder (or its scoring folder) in the background: the attempt's
 // slot goes to the next attempt at once, rather than after the removal of
 // thousands of files. Run waits for every removal before it returns.
 func (r *Runner) removeLater(dir string) {
@@ -392,7 +394,7 @@ func (r *Runner) removeLater(dir string) {
 	}
 	r.removing.Go(func() {
 		if err := remove(dir); err != nil {
-			r.logf("warning: remove attempt folder %s: %v", dir, err)
+			r.logf("warning: remove %s: %v", dir, err)
 		}
 	})
 }
