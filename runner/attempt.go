@@ -183,7 +183,7 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 			if err != nil {
 				return "", nil, err
 			}
-			return dir, func() { r.removing.Go(release) }, nil
+			return dir, func() { r.later(release) }, nil
 		}
 	}
 	res, err := scorer.Score(ctx, j.Task, wsDir)

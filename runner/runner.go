@@ -89,9 +89,11 @@ type Runner struct {
 	// schemas resolves the tools' input schemas once a run, not once an
 	// attempt.
 	schemas *agent.Schemas
-	// removing counts the attempt folders being removed (removeLater);
-	// removeAll removes one (tree.Remove when nil).
+	// removing counts the folders being removed in the background
+	// (removeLater, later): at most as many at once as removers holds
+	// tokens; removeAll removes a folder (tree.Remove when nil).
 	removing  sync.WaitGroup
+	removers  chan struct{}
 	removeAll func(string) error
 	// scratch is the run's folder (tree.Scratch, in TempDir) of its
 	// attempts' folders.
@@ -247,6 +249,7 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	r.looping = make(chan struct{}, plan.Concurrency)
+	r.removers = make(chan struct{}, max(2, plan.Concurrency))
 	// The tool overhead is measured while the first attempts run: it holds
 	// as many model slots as it has requests (up to all of them), and the
 	// attempts start on the others rather than wait for it with slots
@@ -298,7 +301,10 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 		}
 		return nil, interruptedBefore(ctx, fmt.Errorf("%w: %w", ErrPreflight, err))
 	}
-	defer releaseEnvs()
+	defer func() {
+		r.removing.Wait() // the scoring views go before their environments
+		releaseEnvs()
+	}()
 	r.envs = envs
 	start := r.storeStart(ctx, run, !continued, measuring, stopRun)
 
@@ -384,19 +390,35 @@ func interruptedBefore(ctx context.Context, err error) error {
 	return err
 }
 
-// removeLater removes an attempt's folder (or its scoring folder) in the background: the attempt's
-// slot goes to the next attempt at once, rather than after the removal of
-// thousands of files. Run waits for every removal before it returns.
+// removeLater removes an attempt's folder, or a scoring folder, off the
+// attempt's path (later): its slot goes to the next attempt at once,
+// rather than after the removal of thousands of files.
 func (r *Runner) removeLater(dir string) {
 	remove := r.removeAll
 	if remove == nil {
 		remove = tree.Remove
 	}
-	r.removing.Go(func() {
+	r.later(func() {
 		if err := remove(dir); err != nil {
 			r.logf("warning: remove %s: %v", dir, err)
 		}
 	})
+}
+
+// later runs a removal in the background, as many at once as the run's
+// concurrency (at least two); when that many are running already, it
+// runs it now, so that folders waiting to go never pile up behind a slow
+// disk. Run waits for every removal before it returns.
+func (r *Runner) later(remove func()) {
+	select {
+	case r.removers <- struct{}{}:
+		r.removing.Go(func() {
+			defer func() { <-r.removers }()
+			remove()
+		})
+	default:
+		remove()
+	}
 }
 
 func (r *Runner) newRun(plan *Plan, runID string) *results.Run {
