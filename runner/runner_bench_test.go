@@ -67,6 +67,9 @@ var benchScripts = map[string]ollamatest.Script{
 //
 //   - attempts/s.
 //
+//   - steal-%: the share of the processors a virtual machine's host took
+//     meanwhile for its other guests (every benchmark here prints it).
+//
 //     go test -run '^$' -bench Attempt -benchtime 200x ./runner/
 func BenchmarkAttempt(b *testing.B) {
 	sb := sandboxtest.New(b)
@@ -83,9 +86,10 @@ func BenchmarkAttempt(b *testing.B) {
 			r := &runner.Runner{Model: model, Store: store, TempDir: b.TempDir(), Sandbox: sb}
 			plan := &runner.Plan{Model: "fake", Suite: benchTask(b), Attempts: b.N, Concurrency: conc}
 			b.ResetTimer()
-			start, cpu0 := time.Now(), cputime.Self()
+			start, cpu0, m0 := time.Now(), cputime.Self(), cputime.ReadMachine()
 			out, err := r.Run(context.Background(), plan, "bench")
 			elapsed, cpu := time.Since(start), cputime.Self()-cpu0
+			reportSteal(b, m0)
 			b.StopTimer()
 			if err != nil {
 				b.Fatal(err)
@@ -103,6 +107,15 @@ func BenchmarkAttempt(b *testing.B) {
 			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "attempts/s")
 			b.ReportMetric(cpu.Seconds()*1000/float64(b.N), "cpu-ms/attempt")
 		})
+	}
+}
+
+// reportSteal reports the share of the machine's processors that a
+// virtual machine's host took for its other guests since m0 (steal-%):
+// the figures beside it are this machine's only when it is near 0.
+func reportSteal(b *testing.B, m0 cputime.Machine) {
+	if p, ok := cputime.ReadMachine().StealSince(m0); ok {
+		b.ReportMetric(p, "steal-%")
 	}
 }
 
@@ -184,6 +197,7 @@ func BenchmarkThroughput(b *testing.B) {
 			var requests, turns int64
 			var busy float64
 			maxInFlight := int64(0)
+			m0 := cputime.ReadMachine()
 			for i := 0; b.Loop(); i++ {
 				store, err := results.Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"))
 				if err != nil {
@@ -223,6 +237,7 @@ func BenchmarkThroughput(b *testing.B) {
 				turns += t
 				maxInFlight = max(maxInFlight, after.MaxInFlight)
 			}
+			reportSteal(b, m0)
 			if maxInFlight > int64(n) {
 				b.Fatalf("the model had %d requests in flight at once, with %d slots", maxInFlight, n)
 			}

@@ -11,7 +11,9 @@
 #   scripts/bench.sh store        one attempt's SQLite transaction
 #   scripts/bench.sh scale [N]    bench runs, report and export at N attempts (scripts/scale.sh)
 #
-# Figures to read:
+# Figures to read (the runner's and MCP's benchmarks also print steal-%: the
+# share of the processors a virtual machine's host took meanwhile for its
+# other guests; the figures are this machine's only when it is near 0):
 #   BenchmarkAttempt      cpu-ms/attempt (this process's CPU time: the fake
 #       model runs in a child process and is not counted; target < 10),
 #       B/op (bytes allocated per attempt; target <= 2 MB), attempts/s.

@@ -34,9 +34,14 @@ func benchServer(b testing.TB) (tasks.Server, Vars) {
 }
 
 // reportCPU reports this process's CPU time per call since cpu0, in µs:
-// the client side of each call (the server is another process).
-func reportCPU(b *testing.B, cpu0 time.Duration) {
+// the client side of each call (the server is another process); and the
+// share of the machine's processors a virtual machine's host took
+// meanwhile for its other guests (steal-%), which skews it.
+func reportCPU(b *testing.B, cpu0 time.Duration, m0 cputime.Machine) {
 	b.ReportMetric(float64((cputime.Self()-cpu0).Nanoseconds())/1000/float64(b.N), "client-cpu-µs/call")
+	if p, ok := cputime.ReadMachine().StealSince(m0); ok {
+		b.ReportMetric(p, "steal-%")
+	}
 }
 
 // reportPercentiles reports the 50th and 99th percentiles of d, in unit
@@ -67,7 +72,7 @@ func BenchmarkCallRoundTrip(b *testing.B) {
 	args := map[string]any{"id": 11}
 	ctx := context.Background()
 	d := make([]time.Duration, 0, b.N)
-	cpu0 := cputime.Self()
+	cpu0, m0 := cputime.Self(), cputime.ReadMachine()
 	for b.Loop() {
 		start := time.Now()
 		res, err := tool.Call(ctx, args)
@@ -76,7 +81,7 @@ func BenchmarkCallRoundTrip(b *testing.B) {
 			b.Fatalf("call: %v %+v", err, res)
 		}
 	}
-	reportCPU(b, cpu0)
+	reportCPU(b, cpu0, m0)
 	reportPercentiles(b, d, "ms")
 }
 
@@ -171,7 +176,7 @@ func BenchmarkPipeRoundTrip(b *testing.B) {
 	}()
 	msg := []byte(`{"jsonrpc":"2.0","id":"bench-1","method":"tools/call","params":{"name":"get_issue","arguments":{"id":11}}}` + "\n")
 	d := make([]time.Duration, 0, b.N)
-	cpu0 := cputime.Self()
+	cpu0, m0 := cputime.Self(), cputime.ReadMachine()
 	for b.Loop() {
 		start := time.Now()
 		if _, err := in.Write(msg); err != nil {
@@ -180,7 +185,7 @@ func BenchmarkPipeRoundTrip(b *testing.B) {
 		<-lines
 		d = append(d, time.Since(start))
 	}
-	reportCPU(b, cpu0)
+	reportCPU(b, cpu0, m0)
 	reportPercentiles(b, d, "µs")
 }
 
@@ -227,7 +232,7 @@ func BenchmarkSeedComparison(b *testing.B) {
 				b.Fatal(err)
 			}
 			d := make([]time.Duration, 0, b.N)
-			cpu0 := cputime.Self()
+			cpu0, m0 := cputime.Self(), cputime.ReadMachine()
 			for b.Loop() {
 				start := time.Now()
 				res, err := tool.Call(ctx, srv.args)
@@ -236,7 +241,7 @@ func BenchmarkSeedComparison(b *testing.B) {
 					b.Fatalf("call: %v %+v", err, res)
 				}
 			}
-			reportCPU(b, cpu0)
+			reportCPU(b, cpu0, m0)
 			reportPercentiles(b, d, "µs")
 		})
 		b.Run("server="+srv.name+"/client=seed-python", func(b *testing.B) {
