@@ -280,10 +280,9 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 	// run, removed at its end unless it keeps workspaces.
 	r.scratch, err = tree.Scratch(r.TempDir, "bench-run-")
 	if err == nil {
-		defer func(dir string) {
-			r.removing.Wait()
-			os.Remove(dir) // only when empty: kept workspaces stay
-		}(r.scratch)
+		// Last: the removals in the background are waited for, and the
+		// environments' views removed, by the defer after prepareEnvs.
+		defer os.Remove(r.scratch) // only when empty: kept workspaces stay
 	}
 	var envs map[string]*environment.Env
 	var releaseEnvs func()
@@ -302,7 +301,10 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 		return nil, interruptedBefore(ctx, fmt.Errorf("%w: %w", ErrPreflight, err))
 	}
 	defer func() {
-		r.removing.Wait() // the scoring views go before their environments
+		// Every removal in the background (attempt and scoring folders,
+		// scoring views) ends before Run returns, and before the
+		// environments those views are of are released.
+		r.removing.Wait()
 		releaseEnvs()
 	}()
 	r.envs = envs
@@ -348,9 +350,8 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 	if serr := saves.close(); err == nil {
 		err = serr
 	}
-	// The attempts' folders are still being removed: Run waits for that
-	// when it returns (with the scratch folder), not before it finishes
-	// the run.
+	// The attempts' folders may still be going: Run waits for them when
+	// it returns, not before it finishes the run.
 	bar.finish()
 	if startErr != nil {
 		if start.stored {
