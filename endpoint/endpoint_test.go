@@ -380,3 +380,25 @@ func TestLeasePassesTheEncodedToolsOn(t *testing.T) {
 		t.Errorf("the endpoint's model was asked plain %d, encoded %d times; want the encoded list passed on", m.plain, m.encoded)
 	}
 }
+
+// plainModel takes requests only whole (an OpenAI endpoint).
+type plainModel struct{}
+
+func (plainModel) Chat(context.Context, *api.ChatRequest) (*api.ChatResponse, error) {
+	return &api.ChatResponse{Done: true}, nil
+}
+
+// TestLeaseOfAPlainModelTakesNothingEncoded: the lease of an endpoint
+// whose model takes requests only whole offers no ChatEncoded, so that
+// the loop does not encode its messages for nothing.
+func TestLeaseOfAPlainModelTakesNothingEncoded(t *testing.T) {
+	p := newPool(t, endpoint.Of("a", plainModel{}, 1))
+	l, err := p.Acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	if _, ok := l.Model().(agent.EncodedModel); ok {
+		t.Error("the lease of a plain model takes encoded requests")
+	}
+}

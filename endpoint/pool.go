@@ -209,7 +209,12 @@ func (p *Pool) cooldown(n int) time.Duration {
 
 // Model is the lease's endpoint as a Model: its requests go to that
 // endpoint, and a failure of the server takes the endpoint out of service.
-func (l *Lease) Model() agent.Model { return leased{l} }
+func (l *Lease) Model() agent.Model {
+	if _, ok := l.ep.Model.(agent.EncodedModel); ok {
+		return leasedEncoded{leased{l}}
+	}
+	return leased{l}
+}
 
 // Endpoint is the name of the lease's endpoint.
 func (l *Lease) Endpoint() string { return l.ep.Name }
@@ -248,15 +253,16 @@ func (m leased) Chat(ctx context.Context, req *api.ChatRequest) (*api.ChatRespon
 	return m.observe(ctx, resp, err)
 }
 
+// leasedEncoded is the Model of a lease whose endpoint's model takes
+// requests partly encoded (an agent.EncodedModel): only then does the
+// loop encode its messages as it goes, for the lease to pass on.
+type leasedEncoded struct{ leased }
+
 // ChatEncoded is Chat with parts of the request already encoded, passed
-// on to an endpoint's model that takes them so: a lease must not cost the
-// loop its encoding once per attempt.
-func (m leased) ChatEncoded(ctx context.Context, req *api.ChatRequest, enc agent.Encoded) (*api.ChatResponse, error) {
-	if em, ok := m.l.ep.Model.(agent.EncodedModel); ok {
-		resp, err := em.ChatEncoded(ctx, req, enc)
-		return m.observe(ctx, resp, err)
-	}
-	return m.Chat(ctx, req)
+// on to the endpoint's model.
+func (m leasedEncoded) ChatEncoded(ctx context.Context, req *api.ChatRequest, enc agent.Encoded) (*api.ChatResponse, error) {
+	resp, err := m.l.ep.Model.(agent.EncodedModel).ChatEncoded(ctx, req, enc)
+	return m.observe(ctx, resp, err)
 }
 
 // observe tells the pool how the endpoint did with a request.

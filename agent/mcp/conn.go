@@ -522,7 +522,7 @@ func (r *rawToolSchema) observe(msg []byte) {
 			} `json:"tools"`
 		} `json:"result"`
 	}
-	if unmarshal(msg, &m) != nil || m.Result == nil {
+	if parse(msg, &m) != nil || m.Result == nil { // an accepted line: checked
 		return
 	}
 	r.mu.Lock()

@@ -371,7 +371,7 @@ func decodeMessage(data []byte) (jsonrpc.Message, error) {
 	}
 	var idv any
 	if len(w.ID) > 0 {
-		if err := unmarshal(w.ID, &idv); err != nil {
+		if err := parse(w.ID, &idv); err != nil {
 			return nil, err
 		}
 	}
@@ -381,7 +381,7 @@ func decodeMessage(data []byte) (jsonrpc.Message, error) {
 	}
 	if len(w.Method) > 0 { // the "method" key is there: a request or notification
 		var method string
-		if err := unmarshal(w.Method, &method); err != nil {
+		if err := parse(w.Method, &method); err != nil {
 			return nil, fmt.Errorf("method: %w", err)
 		}
 		return &jsonrpc.Request{Method: method, ID: id, Params: w.Params}, nil

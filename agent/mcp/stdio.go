@@ -346,7 +346,7 @@ func (c *stdioConn) forgetCancelled(params json.RawMessage) {
 	var p struct {
 		RequestID any `json:"requestId"`
 	}
-	if unmarshal(params, &p) != nil {
+	if parse(params, &p) != nil {
 		return
 	}
 	if f, ok := p.RequestID.(float64); ok {
@@ -429,7 +429,7 @@ func (c *stdioConn) noteMeta(params json.RawMessage) {
 	var p struct {
 		Meta json.RawMessage `json:"_meta"`
 	}
-	if len(params) > 0 && unmarshal(params, &p) != nil {
+	if len(params) > 0 && parse(params, &p) != nil {
 		return
 	}
 	c.fastMu.Lock()
@@ -630,10 +630,11 @@ var errNeedsInput = errors.New("the server asked for input to complete the call 
 
 // decodeResult decodes a tools/call result as the SDK's CallToolResult
 // does, for what formatResult reads. A result with content of another kind
-// is left to the SDK's own decoding.
+// is left to the SDK's own decoding. raw is part of a line already
+// checked whole (decodeMessage).
 func decodeResult(raw json.RawMessage) (*sdk.CallToolResult, error) {
 	var w resultWire
-	if err := unmarshal(raw, &w); err != nil {
+	if err := parse(raw, &w); err != nil {
 		return nil, fmt.Errorf("unmarshaling tools/call result: %w", err)
 	}
 	return resultFromWire(&w, func() json.RawMessage { return raw })
@@ -663,7 +664,7 @@ func resultFromWire(w *resultWire, raw func() json.RawMessage) (*sdk.CallToolRes
 			res.Content = append(res.Content, &sdk.EmbeddedResource{Resource: c.Resource})
 		default:
 			var r sdk.CallToolResult
-			if err := unmarshal(raw(), &r); err != nil {
+			if err := parse(raw(), &r); err != nil {
 				return nil, err
 			}
 			return &r, nil
@@ -672,7 +673,7 @@ func resultFromWire(w *resultWire, raw func() json.RawMessage) (*sdk.CallToolRes
 	// The structured content is decoded only when the model is shown it:
 	// when no content is text.
 	if !hasText && len(w.StructuredContent) > 0 && string(w.StructuredContent) != "null" {
-		if err := unmarshal(w.StructuredContent, &res.StructuredContent); err != nil {
+		if err := parse(w.StructuredContent, &res.StructuredContent); err != nil {
 			return nil, fmt.Errorf("unmarshaling tools/call result: %w", err)
 		}
 	}
@@ -741,7 +742,7 @@ func (a answer) result() (*sdk.CallToolResult, error) {
 			var r struct {
 				Result json.RawMessage `json:"result"`
 			}
-			_ = unmarshal(a.line, &r)
+			_ = parse(a.line, &r)
 			return r.Result
 		})
 	}

@@ -24,6 +24,13 @@ func unmarshal(data []byte, v any) error {
 	if err := checkDepth(data); err != nil {
 		return err
 	}
+	return parse(data, v)
+}
+
+// parse is unmarshal without the depth check, for a part of a line that
+// unmarshal (or decodeMessage) checked whole already, and for what the
+// SDK itself wrote.
+func parse(data []byte, v any) error {
 	rest, err := segjson.Parse(data, v, segjson.DontMatchCaseInsensitiveStructFields)
 	if err != nil {
 		return err
