@@ -157,6 +157,11 @@ var latency = flag.Duration("latency", 200*time.Millisecond, "BenchmarkThroughpu
 //     arrival, and from the last answer to the run's end (the run's start
 //     and end, which no slot is busy for).
 //
+//   - cpu-ms/attempt, sandbox-ms/attempt, fake-ms/req: what took the cores
+//     that the harness shares with its sandboxes and the fake model: this
+//     process's CPU time per attempt, its children's (bwrap and what it
+//     ran, for the hidden tests), and the fake model's per request.
+//
 //     go test -run '^$' -bench Throughput -benchtime 1x ./runner/ [-latency 200ms]
 func BenchmarkThroughput(b *testing.B) {
 	lat := *latency
@@ -195,7 +200,8 @@ func BenchmarkThroughput(b *testing.B) {
 			model, _ := agent.NewOllama(srv.URL, nil)
 			var wall, shortest, toFirst, afterLast time.Duration
 			var requests, turns int64
-			var busy float64
+			var busy, fakeCPU float64
+			var selfCPU, childCPU time.Duration
 			maxInFlight := int64(0)
 			m0 := cputime.ReadMachine()
 			for i := 0; b.Loop(); i++ {
@@ -209,10 +215,12 @@ func BenchmarkThroughput(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				start := time.Now()
+				start, self0, child0 := time.Now(), cputime.Self(), cputime.Children()
 				out, err := r.Run(context.Background(), plan, "bench")
 				end := time.Now()
 				wall += end.Sub(start)
+				selfCPU += cputime.Self() - self0
+				childCPU += cputime.Children() - child0
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -234,6 +242,7 @@ func BenchmarkThroughput(b *testing.B) {
 				requests += served
 				shortest += time.Duration((served+int64(n)-1)/int64(n)) * lat
 				busy += after.BusySeconds - before.BusySeconds
+				fakeCPU += after.CPUSeconds - before.CPUSeconds
 				turns += t
 				maxInFlight = max(maxInFlight, after.MaxInFlight)
 			}
@@ -251,6 +260,10 @@ func BenchmarkThroughput(b *testing.B) {
 			b.ReportMetric(toFirst.Seconds()*1000/float64(b.N), "first-ms")
 			b.ReportMetric(afterLast.Seconds()*1000/float64(b.N), "last-ms")
 			b.ReportMetric(float64(requests)/wall.Seconds(), "req/s")
+			attempts := float64(4 * n * b.N)
+			b.ReportMetric(selfCPU.Seconds()*1000/attempts, "cpu-ms/attempt")
+			b.ReportMetric(childCPU.Seconds()*1000/attempts, "sandbox-ms/attempt")
+			b.ReportMetric(fakeCPU*1000/float64(requests), "fake-ms/req")
 		})
 	}
 }

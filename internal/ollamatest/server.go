@@ -26,6 +26,8 @@ import (
 	"time"
 
 	"github.com/ollama/ollama/api"
+
+	"github.com/benchhq/bench/internal/cputime"
 )
 
 // Reply is one scripted answer of the fake model.
@@ -129,6 +131,11 @@ type Stats struct {
 	// and to end after its last one.
 	FirstArrival time.Time `json:"first_arrival"`
 	LastDone     time.Time `json:"last_done"`
+	// CPUSeconds is the CPU time (user and system, every thread) used so
+	// far by the process the server runs in: a spawned child's own, so
+	// that a benchmark can tell how much of the cores it shares with the
+	// harness the fake model took.
+	CPUSeconds float64 `json:"cpu_seconds"`
 }
 
 // Option configures a Server.
@@ -267,6 +274,7 @@ func (s *Server) Stats() Stats {
 	defer s.mu.Unlock()
 	s.account(time.Now())
 	st := s.stats
+	st.CPUSeconds = cputime.Self().Seconds()
 	s.stats.FirstArrival = time.Time{}
 	return st
 }
