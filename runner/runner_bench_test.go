@@ -126,10 +126,13 @@ var latency = flag.Duration("latency", 200*time.Millisecond, "BenchmarkThroughpu
 // before the first attempt included) against a fake model that holds every
 // reply for a fixed latency L and counts the requests in flight, with N =
 // --concurrency parallel slots: 4N attempts of 5 turns each, whose hidden
-// test is `true`, and at N = 8 also with hidden tests that take as long as
-// an attempt's turns (tests=5L: `sleep`), which are scored while the next
-// attempts take their slots. The ideal is
-// N/L requests per second, every slot busy from start to end; reported:
+// test is `true`; at N = 8 also with hidden tests that take as long as an
+// attempt's turns (tests=5L: `sleep`), which are scored while the next
+// attempts take their slots; and at N = 16 also a run four times as long
+// (attempts=256), where what a run pays once (its start, the measuring
+// requests, the scoring of its last attempts) weighs a quarter as much.
+// The ideal is N/L requests per second, every slot busy from start to
+// end; reported:
 //
 //   - of-ideal: model requests per second over the whole run (the
 //     measuring requests counted, as the model server must answer them
@@ -185,14 +188,20 @@ func BenchmarkThroughput(b *testing.B) {
 		return suite
 	}
 	for _, c := range []struct {
-		n     int
-		tests time.Duration // how long the hidden tests take (0: `true`)
-	}{{1, 0}, {2, 0}, {4, 0}, {8, 0}, {16, 0}, {8, 5 * lat}} {
+		n       int
+		tests   time.Duration // how long the hidden tests take (0: `true`)
+		perSlot int           // attempts per slot (0: 4)
+	}{{1, 0, 0}, {2, 0, 0}, {4, 0, 0}, {8, 0, 0}, {16, 0, 0}, {8, 5 * lat, 0}, {16, 0, 16}} {
 		n, name := c.n, fmt.Sprintf("N=%d", c.n)
 		test := "true"
 		if c.tests > 0 {
 			name += fmt.Sprintf("/tests=%s", c.tests)
 			test = fmt.Sprintf("sleep %.3f", c.tests.Seconds())
+		}
+		attempts := 4 * n
+		if c.perSlot > 0 {
+			attempts = c.perSlot * n
+			name += fmt.Sprintf("/attempts=%d", attempts)
 		}
 		b.Run(name, func(b *testing.B) {
 			suite := prepared(b, benchTaskTested(b, test)) // before b.Loop: untimed
@@ -210,7 +219,7 @@ func BenchmarkThroughput(b *testing.B) {
 					b.Fatal(err)
 				}
 				r := &runner.Runner{Model: model, Store: store, TempDir: b.TempDir(), Sandbox: sb}
-				plan := &runner.Plan{Model: "fake", Suite: suite, Attempts: 4 * n, Concurrency: n}
+				plan := &runner.Plan{Model: "fake", Suite: suite, Attempts: attempts, Concurrency: n}
 				before, err := srv.Stats()
 				if err != nil {
 					b.Fatal(err)
@@ -228,8 +237,8 @@ func BenchmarkThroughput(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if out.Ran != 4*n {
-					b.Fatalf("ran %d of %d", out.Ran, 4*n)
+				if out.Ran != attempts {
+					b.Fatalf("ran %d of %d", out.Ran, attempts)
 				}
 				var t int64
 				if err := store.DB().QueryRowContext(context.Background(), `SELECT count(*) FROM turns`).Scan(&t); err != nil {
@@ -260,9 +269,9 @@ func BenchmarkThroughput(b *testing.B) {
 			b.ReportMetric(toFirst.Seconds()*1000/float64(b.N), "first-ms")
 			b.ReportMetric(afterLast.Seconds()*1000/float64(b.N), "last-ms")
 			b.ReportMetric(float64(requests)/wall.Seconds(), "req/s")
-			attempts := float64(4 * n * b.N)
-			b.ReportMetric(selfCPU.Seconds()*1000/attempts, "cpu-ms/attempt")
-			b.ReportMetric(childCPU.Seconds()*1000/attempts, "sandbox-ms/attempt")
+			ran := float64(attempts * b.N)
+			b.ReportMetric(selfCPU.Seconds()*1000/ran, "cpu-ms/attempt")
+			b.ReportMetric(childCPU.Seconds()*1000/ran, "sandbox-ms/attempt")
 			b.ReportMetric(fakeCPU*1000/float64(requests), "fake-ms/req")
 		})
 	}
