@@ -481,9 +481,10 @@ func (s *modelSlot) take(ctx context.Context) (agent.Model, error) {
 
 // give gives the slot back; a slot not taken, or given back already, is
 // left alone. The attempt that waited for the slot then runs first:
-// handed the slot, it waits on this goroutine's processor until this one
-// blocks, and the scoring that follows blocks only once it has copied the
-// workspace and started the hidden tests. At --concurrency 16 on two
+// handed the slot, it is queued on this goroutine's processor, and unless
+// an idle one takes it, it waits until this one blocks, which the scoring
+// that follows may do only once it has copied the workspace and started
+// the hidden tests. At --concurrency 16 on two
 // cores, that wait was half of the time a slot stood idle between two
 // attempts (BenchmarkThroughput, docs/performance.md).
 func (s *modelSlot) give() {

@@ -163,7 +163,8 @@ var latency = flag.Duration("latency", 200*time.Millisecond, "BenchmarkThroughpu
 //   - cpu-ms/attempt, sandbox-ms/attempt, fake-ms/req: what took the cores
 //     that the harness shares with its sandboxes and the fake model: this
 //     process's CPU time per attempt, its children's (bwrap and what it
-//     ran, for the hidden tests), and the fake model's per request.
+//     ran, for the hidden tests, and the run's toolchain probe, `go env`
+//     and `python3 --version`), and the fake model's per request.
 //
 //     go test -run '^$' -bench Throughput -benchtime 1x ./runner/ [-latency 200ms]
 func BenchmarkThroughput(b *testing.B) {

@@ -134,7 +134,8 @@ type Stats struct {
 	// CPUSeconds is the CPU time (user and system, every thread) used so
 	// far by the process the server runs in: a spawned child's own, so
 	// that a benchmark can tell how much of the cores it shares with the
-	// harness the fake model took.
+	// harness the fake model took (for a server in the test's own
+	// process, the whole process's, harness included).
 	CPUSeconds float64 `json:"cpu_seconds"`
 }
 
