@@ -183,7 +183,7 @@ func (s *Scorer) home(ctx context.Context, t *tasks.Task) (string, func(), error
 	if err != nil {
 		return "", nil, fmt.Errorf("score task %s: make the scoring HOME: %w", t.ID, err)
 	}
-	return home, func() { tree.Remove(home) }, nil
+	return home, func() { s.remove(home) }, nil
 }
 
 // RunWithHome is Run with home, a folder of the caller's, as HOME: what

@@ -522,7 +522,9 @@ func (r *rawToolSchema) observe(msg []byte) {
 			} `json:"tools"`
 		} `json:"result"`
 	}
-	if parse(msg, &m) != nil || m.Result == nil { // an accepted line: checked
+	// Checked whole (its nesting bounded): over Streamable HTTP, msg is a
+	// response body that nothing has checked yet.
+	if unmarshal(msg, &m) != nil || m.Result == nil {
 		return
 	}
 	r.mu.Lock()

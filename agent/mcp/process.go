@@ -359,7 +359,8 @@ type wireMessage struct {
 }
 
 // decodeMessage decodes one JSON-RPC message as the SDK's
-// jsonrpc.DecodeMessage does, with encoding/json: the SDK's decoder
+// jsonrpc.DecodeMessage does, with one parse of the whole line by the
+// SDK's own decoder and flags (unmarshal): the SDK's Decoder over a reader
 // allocates a 32 KB buffer for every message it reads.
 func decodeMessage(data []byte) (jsonrpc.Message, error) {
 	var w wireMessage

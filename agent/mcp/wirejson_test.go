@@ -58,3 +58,21 @@ func TestUnmarshal(t *testing.T) {
 		}
 	}
 }
+
+// A tools/list answer read from an HTTP body, which nothing checked
+// before the sniff of raw schemas, is refused when it nests too deeply
+// (segmentio's parser recurses: a deep enough body would overflow the
+// stack); one within bounds gives its tools.
+func TestRawToolSchemaRefusesDeepBodies(t *testing.T) {
+	r := &rawToolSchema{byName: map[string]rawTool{}}
+	deep := `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"deep","inputSchema":` +
+		strings.Repeat("[", 2*maxDepth) + strings.Repeat("]", 2*maxDepth) + `}]}}`
+	r.observe([]byte(deep))
+	if _, ok := r.get("deep"); ok {
+		t.Error("a tools/list answer nested deeper than maxDepth was taken")
+	}
+	r.observe([]byte(`{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"flat","inputSchema":{"type":"object"}}]}}`))
+	if got, ok := r.get("flat"); !ok || string(got.InputSchema) != `{"type":"object"}` {
+		t.Errorf("flat tool: %q, %v", got.InputSchema, ok)
+	}
+}
