@@ -42,9 +42,10 @@ func parse(data []byte, v any) error {
 }
 
 // checkDepth reports errTooDeep when data's objects and arrays nest
-// deeper than maxDepth, skipping over strings. It guards the decoder's
-// recursion against a hostile server; what is not JSON is left to the
-// decoder.
+// deeper than maxDepth, skipping over strings, as the SDK's own check
+// (unexported, in its internal json package) counts them, never below 0.
+// It guards the decoder's recursion against a hostile server; what is not
+// JSON is left to the decoder.
 func checkDepth(data []byte) error {
 	depth := 0
 	for i := 0; i < len(data); i++ {
@@ -69,7 +70,9 @@ func checkDepth(data []byte) error {
 				return errTooDeep
 			}
 		case '}', ']':
-			depth--
+			if depth > 0 {
+				depth--
+			}
 		}
 	}
 	return nil
