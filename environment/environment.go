@@ -292,6 +292,15 @@ func (c *Cache) hold(ctx context.Context, key string) (*Env, error) {
 		return nil, err
 	}
 	e.views = c.ViewsDir
+	if !held && e.views == "" {
+		// Two views an attempt are made and removed in .views: spread
+		// over the disk (see tree.Scratch), also when an older bench
+		// made the folder.
+		views := filepath.Join(c.dir(), viewsDir)
+		if err := os.MkdirAll(views, 0o711); err == nil {
+			tree.Spread(views)
+		}
+	}
 	c.mu.Lock()
 	if c.held == nil {
 		c.held = map[string]*os.File{}

@@ -34,7 +34,6 @@ func (e *Env) newView(layer string) (string, func(), error) {
 		if err := os.MkdirAll(parent, 0o711); err != nil {
 			return "", nil, fmt.Errorf("view of the %s environment of task %s: %w", layer, e.Meta.Task, err)
 		}
-		tree.Spread(parent) // two views an attempt, made and removed (see tree.Scratch)
 	}
 	dir, err := os.MkdirTemp(parent, e.Meta.Key+"-"+layer+"-")
 	if err != nil {
