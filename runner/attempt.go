@@ -71,7 +71,7 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 		if err != nil {
 			return nil, fmt.Errorf("attempt %s/%s#%d: %w", j.Arm.Name, j.Task.ID, j.Index, err)
 		}
-		defer release()
+		defer r.later(release) // off the attempt's path, as its folder
 		home = view
 	} else if err := os.Mkdir(home, 0o700); err != nil {
 		return nil, fmt.Errorf("attempt %s/%s#%d: %w", j.Arm.Name, j.Task.ID, j.Index, err)
