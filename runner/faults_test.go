@@ -3,11 +3,13 @@ package runner_test
 import (
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/ollama/ollama/api"
 
+	"github.com/benchhq/bench/internal/ollamatest"
 	"github.com/benchhq/bench/internal/sandboxtest"
 	"github.com/benchhq/bench/runner"
 	"github.com/benchhq/bench/tasks"
@@ -162,5 +164,33 @@ func TestWaitToBeScoredIsNoPartOfTheAttempt(t *testing.T) {
 	// that counted its wait would count most of another's 1 s test.
 	if n := f.count(`SELECT count(*) FROM attempts WHERE harness_ms >= 500`); n > 0 {
 		t.Errorf("%d attempts count 500 ms or more of harness time: the wait to be scored is in it", n)
+	}
+}
+
+// TestAttemptsStartWhileOthersAreScored: an attempt past its loop frees
+// its place for a new one while its hidden tests run (stages). At
+// concurrency 1 with one spare, four attempts of an instant model all
+// reach it before the first attempt's `sleep 2` can have ended; were
+// attempts held from set-up to score, the third would wait for the
+// first to be scored, two seconds after its first request.
+func TestAttemptsStartWhileOthersAreScored(t *testing.T) {
+	var mu sync.Mutex
+	var first time.Time
+	early := map[any]bool{}
+	f := newFixture(t, func(req *api.ChatRequest) ollamatest.Reply {
+		mu.Lock()
+		defer mu.Unlock()
+		if first.IsZero() {
+			first = time.Now()
+		}
+		if s, ok := req.Options["seed"]; ok && time.Since(first) < 2*time.Second {
+			early[s] = true
+		}
+		return ollamatest.Reply{Content: "done"}
+	})
+	suite := writeTask(t, "format = 1\ninstruction = \"x\"\n[tests]\ncommand = \"sleep 2\"\n", map[string]string{"workspace/a.txt": "a"})
+	f.run(&runner.Plan{Model: "fake", Suite: suite, Attempts: 4, Concurrency: 1}, "r1")
+	if len(early) != 4 {
+		t.Errorf("%d of 4 attempts reached the model before the first attempt's hidden tests could end", len(early))
 	}
 }

@@ -59,12 +59,21 @@ func TestFolderRemovalIsOffTheCriticalPath(t *testing.T) {
 	release := make(chan struct{})
 	var removed []string
 	var mu sync.Mutex
+	var calls atomic.Int32
 	runner.SetRemoveAll(f.runner, func(dir string) error {
+		first := calls.Add(1) == 1
 		<-release
+		if first {
+			// The first removal goes in the background (none runs yet):
+			// slow, and counted once done, it would come after the end
+			// of a Run that did not wait for its removals.
+			time.Sleep(200 * time.Millisecond)
+		}
+		err := os.RemoveAll(dir)
 		mu.Lock()
 		removed = append(removed, dir)
 		mu.Unlock()
-		return os.RemoveAll(dir)
+		return err
 	})
 	plan := &runner.Plan{Model: "fake", Suite: pacingSuite(t), Attempts: 2, Concurrency: 1}
 	done := make(chan error, 1)
@@ -96,6 +105,8 @@ func TestFolderRemovalIsOffTheCriticalPath(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+	mu.Lock()
+	defer mu.Unlock()
 	// Each attempt's folder and its scoring folder.
 	kinds := map[string]int{}
 	for _, dir := range removed {
