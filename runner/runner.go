@@ -90,11 +90,10 @@ type Runner struct {
 	// schemas resolves the tools' input schemas once a run, not once an
 	// attempt.
 	schemas *agent.Schemas
-	// removing counts the folders being removed in the background
-	// (removeLater, later): at most as many at once as removers holds
-	// tokens; removeAll removes a folder (tree.Remove when nil).
-	removing  sync.WaitGroup
-	removers  chan struct{}
+	// removals removes folders in the background (removeLater, later),
+	// as many at once as its limit; removeAll removes a folder
+	// (tree.Remove when nil).
+	removals  errgroup.Group
 	removeAll func(string) error
 	// scratch is the run's folder (tree.Scratch, in TempDir) of its
 	// attempts' folders.
@@ -250,7 +249,7 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
 	r.looping = make(chan struct{}, plan.Concurrency)
-	r.removers = make(chan struct{}, max(2, plan.Concurrency))
+	r.removals.SetLimit(max(2, plan.Concurrency))
 	// The tool overhead is measured while the first attempts run: it holds
 	// as many model slots as it has requests (up to all of them), and the
 	// attempts start on the others rather than wait for it with slots
@@ -305,7 +304,7 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 		// Every removal in the background (attempt and scoring folders,
 		// scoring views) ends before Run returns, and before the
 		// environments those views are of are released.
-		r.removing.Wait()
+		_ = r.removals.Wait() // removals report no error: they log it
 		releaseEnvs()
 	}()
 	r.envs = envs
@@ -412,13 +411,7 @@ func (r *Runner) removeLater(dir string) {
 // runs it now, so that folders waiting to go never pile up behind a slow
 // disk. Run waits for every removal before it returns.
 func (r *Runner) later(remove func()) {
-	select {
-	case r.removers <- struct{}{}:
-		r.removing.Go(func() {
-			defer func() { <-r.removers }()
-			remove()
-		})
-	default:
+	if !r.removals.TryGo(func() error { remove(); return nil }) {
 		remove()
 	}
 }

@@ -31,26 +31,23 @@ type place struct {
 // enter waits for a place ahead for a new attempt; it fails when ctx ends
 // first.
 func (s *stages) enter(ctx context.Context) (*place, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err // a free place is no reason to start after the end
+	p := &place{s: s}
+	if err := p.again(ctx); err != nil {
+		return nil, err
 	}
-	select {
-	case s.ahead <- struct{}{}:
-		return &place{s: s, ahead: true}, nil
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	return p, nil
 }
 
-// again takes a place ahead for another try of the attempt, which holds
-// none (it frees its place past first); it fails when ctx ends first.
+// again takes a place ahead for the attempt (a new one, or another try of
+// it), which holds none (it frees its place past first); it fails when
+// ctx ends first.
 func (p *place) again(ctx context.Context) error {
 	p.scored()
 	if p.ahead {
 		return nil
 	}
 	if err := ctx.Err(); err != nil {
-		return err
+		return err // a free place is no reason to start after the end
 	}
 	select {
 	case p.s.ahead <- struct{}{}:
