@@ -34,8 +34,7 @@ func spreads(dir string) (bool, error) {
 // openFlags opens the folder dir (not a link to one) and reads its inode
 // flags (the kernel's are an int); the caller closes fd.
 func openFlags(dir string) (fd int, flags uint32, err error) {
-	fd, err = unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
-	if err != nil {
+	if fd, err = openDir(unix.AT_FDCWD, dir, true); err != nil {
 		return -1, 0, err
 	}
 	if flags, err = unix.IoctlGetUint32(fd, unix.FS_IOC_GETFLAGS); err != nil {
