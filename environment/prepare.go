@@ -145,9 +145,11 @@ func (c *Cache) warmScoring(ctx context.Context, t *tasks.Task, tmp, scoring str
 			return err
 		}
 		if i == 1 {
-			meta.RefTest, meta.RefPassed = res.Duration, res.Passed
+			// A golden task being recorded has nothing to be judged by
+			// yet: bench validate judges its reference.
+			meta.RefTest, meta.RefPassed = res.Duration, res.Passed || res.Unjudged
 		}
-		meta.Steps = append(meta.Steps, Step{Name: fmt.Sprintf("hidden tests on the solution (%d)", i+1), Command: t.Tests.Command,
+		meta.Steps = append(meta.Steps, Step{Name: fmt.Sprintf("hidden tests on the solution (%d)", i+1), Command: res.Command,
 			ExitCode: res.ExitCode, Took: res.Duration, Output: failedOutput(res)})
 	}
 	return nil

@@ -71,6 +71,15 @@ type TestResult struct {
 	RefDuration time.Duration
 	// Basis says what the reward rests on: BasisTests or BasisExitStatus.
 	Basis string
+	// Verdict is the kind of evidence the reward rests on: who judged,
+	// and whether the agent's code could reach the judgment.
+	Verdict Verdict
+	// Unjudged says that nothing could be judged: a golden task being
+	// recorded has no expected observations yet (reward 0).
+	Unjudged bool
+	// CasesTotal and CasesPassed count the out-of-process cases (golden
+	// cases, black-box checks) and those that passed; 0 without any.
+	CasesTotal, CasesPassed int
 	// Cases are the tests the report gave, sorted by ID.
 	Cases []testreport.Case
 	// ReportError says why the per-test report could not be read (the
@@ -144,23 +153,29 @@ func (s *Scorer) Score(ctx context.Context, t *tasks.Task, workspace string) (*T
 }
 
 // RunScored is Run, then, when the tests passed, the canary run that
-// tells a real report from a forged one: the whole of scoring a change.
+// tells a real report from a forged one: the whole of scoring a change. A
+// task judged out of the agent's reach (golden cases, a black-box check)
+// needs no canary run: its in-process tests, if any, add nothing a forger
+// could use.
 func (s *Scorer) RunScored(ctx context.Context, t *tasks.Task, change *Change) (*TestResult, error) {
 	res, err := s.Run(ctx, t, change)
 	if err != nil {
 		return nil, err
 	}
-	if res.Passed && t.Tests.CanaryOr() && canaryForm(t.Tests.Report) {
+	if res.Passed && res.Verdict == VerdictCanary {
 		if err := s.canaryRun(ctx, t, change, res); err != nil {
 			return nil, err
+		}
+		if res.CanaryNote != "" {
+			res.Verdict = VerdictInProcess
 		}
 	}
 	return res, nil
 }
 
-// Run runs the hidden tests of t on the original workspace plus change
-// (nil for none), with a fresh HOME (made by s.Home), once: the canary run
-// is Score's.
+// Run runs the scoring of t on the original workspace plus change (nil
+// for none), with a fresh HOME (made by s.Home), once: the canary run is
+// RunScored's.
 func (s *Scorer) Run(ctx context.Context, t *tasks.Task, change *Change) (*TestResult, error) {
 	home, release, err := s.home(ctx, t)
 	if err != nil {
@@ -188,9 +203,85 @@ func (s *Scorer) home(ctx context.Context, t *tasks.Task) (string, func(), error
 
 // RunWithHome is Run with home, a folder of the caller's, as HOME: what
 // preparing an environment needs, to keep what the tests leave there.
+// Each way of judging the task runs, each in a sandbox of its own: the
+// hidden tests, the golden cases, the black-box check. The reward needs
+// them all; its verdict is the strongest of them, since a forger must
+// pass them all.
 func (s *Scorer) RunWithHome(ctx context.Context, t *tasks.Task, change *Change, home string) (*TestResult, error) {
-	res, _, err := s.runIn(ctx, t, change, home, false)
-	return res, err
+	var parts []*TestResult
+	if t.Golden != nil {
+		res, err := s.runGolden(ctx, t, change, home)
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, res)
+	}
+	if t.Check != nil {
+		res, err := s.runCheck(ctx, t, change, home)
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, res)
+	}
+	if t.Tests.Command != "" {
+		res, _, err := s.runIn(ctx, t, change, home, false)
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, res)
+	}
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("score task %s: nothing judges it: no [tests] command, [golden] or [check]", t.ID)
+	}
+	return combine(parts), nil
+}
+
+// combine makes one result of the results of a task's ways of judging:
+// passed when all passed, timed out when one did, its verdict the
+// strongest kind among them.
+func combine(parts []*TestResult) *TestResult {
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	out := &TestResult{Passed: true, Basis: BasisExitStatus, Verdict: VerdictExitStatus}
+	rank := func(v Verdict) int { return slices.Index(Verdicts(), v) }
+	var commands, outputs []string
+	for i, p := range parts {
+		commands = append(commands, p.Command)
+		outputs = append(outputs, p.Output)
+		if i == 0 {
+			out.ExitCode = p.ExitCode
+		}
+		if p.ExitCode != 0 && out.ExitCode == 0 {
+			out.ExitCode = p.ExitCode
+		}
+		out.Passed = out.Passed && p.Passed
+		out.TimedOut = out.TimedOut || p.TimedOut
+		out.Duration += p.Duration
+		if p.Basis == BasisTests {
+			out.Basis = BasisTests
+		}
+		if rank(p.Verdict) < rank(out.Verdict) {
+			out.Verdict = p.Verdict
+		}
+		out.CasesTotal += p.CasesTotal
+		out.CasesPassed += p.CasesPassed
+		out.Cases = append(out.Cases, p.Cases...)
+		out.Failed = append(out.Failed, p.Failed...)
+		if out.ReportError == "" {
+			out.ReportError = p.ReportError
+		}
+		out.Unjudged = out.Unjudged || p.Unjudged
+		if p.Record != nil {
+			out.Record = p.Record
+		}
+	}
+	out.Command = strings.Join(commands, "\n")
+	cut := procio.New(MaxTestOutput, MaxTestOutput/2)
+	cut.WriteString(strings.Join(outputs, "\n"))
+	out.Output = cut.String()
+	slices.SortFunc(out.Cases, func(a, b testreport.Case) int { return strings.Compare(a.ID, b.ID) })
+	return out
 }
 
 // canaryRun runs the hidden tests of res, which passed, once more with
@@ -254,26 +345,11 @@ func (s *Scorer) canaryRun(ctx context.Context, t *tasks.Task, change *Change, r
 // copy of the workspace, the change, tests/, and with canary bench's
 // canaries (nil when none could be planted: the run is then not made).
 func (s *Scorer) runIn(ctx context.Context, t *tasks.Task, change *Change, home string, withCanary bool) (*TestResult, *canary, error) {
-	dir, err := os.MkdirTemp(s.TempDir, "bench-score-")
+	dir, work, err := s.scoringFolder(t, change)
 	if err != nil {
-		return nil, nil, fmt.Errorf("score task %s: make the scoring folder: %w", t.ID, err)
+		return nil, nil, err
 	}
 	defer s.remove(dir)
-	work := filepath.Join(dir, "work")
-	if err := os.Mkdir(work, 0o700); err != nil {
-		return nil, nil, fmt.Errorf("score task %s: %w", t.ID, err)
-	}
-	if err := t.CopyWorkspace(work); err != nil {
-		return nil, nil, err
-	}
-	if change != nil {
-		if err := change.Apply(work); err != nil {
-			return nil, nil, fmt.Errorf("score task %s: %w", t.ID, err)
-		}
-	}
-	if err := t.CopyTests(work); err != nil {
-		return nil, nil, err
-	}
 	var can *canary
 	if withCanary {
 		if can, err = plantCanary(t, work); err != nil || can == nil {
@@ -295,12 +371,42 @@ func (s *Scorer) runIn(ctx context.Context, t *tasks.Task, change *Change, home 
 	// The test command is the first process of its own PID namespace:
 	// when run returns, the kernel has ended everything it started, so
 	// nothing of the scoring user outlives it (no KillAll needed).
-	res, out, err := s.run(ctx, t, spec, env)
+	res, out, err := s.run(ctx, t.Tests.Command, t.Tests.TimeoutOr(), spec, env)
 	if err != nil {
 		return nil, nil, fmt.Errorf("score task %s: %w", t.ID, err)
 	}
 	verdict(res, t, out, work)
 	return res, can, nil
+}
+
+// scoringFolder makes a fresh scoring folder: dir, which the caller
+// removes (s.remove), holding work, a new copy of the task's workspace/,
+// the change (nil for none), then tests/.
+func (s *Scorer) scoringFolder(t *tasks.Task, change *Change) (dir, work string, err error) {
+	dir, err = os.MkdirTemp(s.TempDir, "bench-score-")
+	if err != nil {
+		return "", "", fmt.Errorf("score task %s: make the scoring folder: %w", t.ID, err)
+	}
+	fail := func(err error) (string, string, error) {
+		s.remove(dir)
+		return "", "", err
+	}
+	work = filepath.Join(dir, "work")
+	if err := os.Mkdir(work, 0o700); err != nil {
+		return fail(fmt.Errorf("score task %s: %w", t.ID, err))
+	}
+	if err := t.CopyWorkspace(work); err != nil {
+		return fail(err)
+	}
+	if change != nil {
+		if err := change.Apply(work); err != nil {
+			return fail(fmt.Errorf("score task %s: %w", t.ID, err))
+		}
+	}
+	if err := t.CopyTests(work); err != nil {
+		return fail(err)
+	}
+	return dir, work, nil
 }
 
 // TestEnv is the whole environment of the hidden tests in folder dir: the
@@ -350,12 +456,17 @@ type streams struct {
 	stdout, stderr *capped
 }
 
-// run runs the test command under spec with its timeout.
-func (s *Scorer) run(ctx context.Context, t *tasks.Task, spec sandbox.Spec, env []string) (*TestResult, *streams, error) {
-	timeout := t.Tests.TimeoutOr()
+// run runs a shell command of the task's (the hidden tests, a golden
+// observation run, a checker) under spec with a timeout.
+func (s *Scorer) run(ctx context.Context, command string, timeout time.Duration, spec sandbox.Spec, env []string) (*TestResult, *streams, error) {
+	return s.runArgs(ctx, command, nil, timeout, spec, env)
+}
+
+// runArgs is run with arguments for the shell script command ($0, $1...).
+func (s *Scorer) runArgs(ctx context.Context, command string, args []string, timeout time.Duration, spec sandbox.Spec, env []string) (*TestResult, *streams, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd, err := s.Sandbox.Command(ctx, spec, []string{"/bin/sh", "-c", t.Tests.Command}, env)
+	cmd, err := s.Sandbox.Command(ctx, spec, append([]string{"/bin/sh", "-c", command}, args...), env)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -365,7 +476,7 @@ func (s *Scorer) run(ctx context.Context, t *tasks.Task, spec sandbox.Spec, env 
 	cmd.Stderr = io.MultiWriter(display, out.stderr)
 	start := time.Now()
 	err = cmd.Run()
-	res := &TestResult{Command: t.Tests.Command, Duration: time.Since(start)}
+	res := &TestResult{Command: command, Duration: time.Since(start)}
 	var exit *exec.ExitError
 	switch {
 	case err == nil:
@@ -373,7 +484,7 @@ func (s *Scorer) run(ctx context.Context, t *tasks.Task, spec sandbox.Spec, env 
 	case ctx.Err() == context.DeadlineExceeded:
 		res.ExitCode = -1
 		res.TimedOut = true
-		display.WriteString(fmt.Sprintf("\n[bench: hidden tests killed after %s]", timeout))
+		display.WriteString(fmt.Sprintf("\n[bench: killed after %s]", timeout))
 	case errors.As(err, &exit):
 		res.ExitCode = exit.ExitCode()
 	case errors.Is(err, exec.ErrWaitDelay):
@@ -381,9 +492,9 @@ func (s *Scorer) run(ctx context.Context, t *tasks.Task, spec sandbox.Spec, env 
 		res.ExitCode = cmd.ProcessState.ExitCode()
 	default:
 		if ctx.Err() != nil {
-			return nil, nil, fmt.Errorf("run %q: %w", t.Tests.Command, ctx.Err())
+			return nil, nil, fmt.Errorf("run %q: %w", command, ctx.Err())
 		}
-		return nil, nil, fmt.Errorf("run %q: %w", t.Tests.Command, err)
+		return nil, nil, fmt.Errorf("run %q: %w", command, err)
 	}
 	res.Output = display.String()
 	return res, out, nil
@@ -393,11 +504,14 @@ func (s *Scorer) run(ctx context.Context, t *tasks.Task, spec sandbox.Spec, env 
 func verdict(res *TestResult, t *tasks.Task, out *streams, work string) {
 	exitOK := res.ExitCode == 0 && !res.TimedOut
 	if t.Tests.Report == "" {
-		res.Basis = BasisExitStatus
+		res.Basis, res.Verdict = BasisExitStatus, VerdictExitStatus
 		res.Passed = exitOK
 		return
 	}
-	res.Basis = BasisTests
+	res.Basis, res.Verdict = BasisTests, VerdictInProcess
+	if t.Tests.CanaryOr() && canaryForm(t.Tests.Report) {
+		res.Verdict = VerdictCanary
+	}
 	res.Record = t.Record
 	var file []byte
 	var rerr error

@@ -3,3 +3,6 @@
 package evaluator
 
 const syscallNoFollow = 0
+
+// syscallNonBlock is 0 where named pipes are not a concern.
+const syscallNonBlock = 0

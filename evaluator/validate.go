@@ -36,6 +36,9 @@ type Validation struct {
 	Record *tasks.Record
 	// Recorded is true when Validate wrote Record as the task's record.
 	Recorded bool
+	// RecordedExpected is true when Validate wrote the golden task's
+	// expected observations (tasks.ExpectedFile).
+	RecordedExpected bool
 }
 
 // OK reports whether the task is valid.
@@ -63,13 +66,16 @@ type ValidateOptions struct {
 // say; a task without one, or asked to (opts.Record), gets it written.
 func Validate(ctx context.Context, t *tasks.Task, s *Scorer, opts ValidateOptions) (*Validation, error) {
 	v := &Validation{Task: t}
-	record := t.Record
+	record, expected := t.Record, t.Expected
 	if opts.Record || t.Tests.Report == "" {
 		t.Record = nil // score by the reports themselves
 	}
 	defer func() {
 		if !v.Recorded {
 			t.Record = record
+		}
+		if !v.RecordedExpected {
+			t.Expected = expected
 		}
 	}()
 	if _, err := os.Stat(filepath.Join(t.SolutionDir(), "solve.sh")); err != nil {
@@ -90,9 +96,31 @@ func Validate(ctx context.Context, t *tasks.Task, s *Scorer, opts ValidateOption
 		if !out.Passed {
 			v.SolveOutput = out.Output
 			v.Problems = append(v.Problems, fmt.Sprintf("solution/solve.sh failed (exit %d)", out.ExitCode))
-		} else if v.Solution, err = s.Score(ctx, t, dir); err != nil {
-			return nil, fmt.Errorf("validate %s: %w", t.ID, err)
+		} else {
+			change, err := CollectChange(t, dir)
+			if err != nil {
+				return nil, fmt.Errorf("validate %s: %w", t.ID, err)
+			}
+			if t.Golden != nil {
+				if err := v.expect(ctx, s, change, opts.Record || expected == nil); err != nil {
+					return nil, err
+				}
+			}
+			if v.OK() {
+				if v.Solution, err = s.RunScored(ctx, t, change); err != nil {
+					return nil, fmt.Errorf("validate %s: %w", t.ID, err)
+				}
+				v.Solution.Change = change
+			}
 		}
+	}
+	if t.Golden != nil && t.Expected == nil {
+		// Nothing to compare the untouched workspace with: the solution's
+		// observations were not usable (the problems say why).
+		if v.OK() {
+			v.Problems = append(v.Problems, "no expected observations: the reference solution could not be observed")
+		}
+		return v, nil
 	}
 	var err error
 	if v.Untouched, err = s.Run(ctx, t, nil); err != nil {
@@ -105,7 +133,83 @@ func Validate(ctx context.Context, t *tasks.Task, s *Scorer, opts ValidateOption
 		}
 		v.Recorded = true
 	}
+	if v.OK() && t.Golden != nil && (opts.Record || expected == nil) {
+		if err := t.WriteExpected(); err != nil {
+			return nil, err
+		}
+		v.RecordedExpected = true
+	}
 	return v, nil
+}
+
+// expect runs a golden task's observation command twice on the reference
+// solution's change: a case whose observations differ between the two runs
+// (as the task's comparison reads them) is nondeterministic, and the task
+// is refused. With record, the first run's observations become the task's
+// expected ones (in memory: Validate writes them once the task is valid);
+// otherwise they must match the recorded ones.
+func (v *Validation) expect(ctx context.Context, s *Scorer, change *Change, record bool) error {
+	t := v.Task
+	var runs [2]*Observations
+	for i := range runs {
+		home, release, err := s.home(ctx, t)
+		if err != nil {
+			return err
+		}
+		runs[i], err = s.observe(ctx, t, change, home)
+		release()
+		if err != nil {
+			return fmt.Errorf("validate %s: %w", t.ID, err)
+		}
+	}
+	ids, err := t.Cases()
+	if err != nil {
+		return err
+	}
+	kind := t.Golden.CompareOr()
+	same := func(a, b []byte) string {
+		if kind == tasks.CompareChecker {
+			// What a checker makes of two observations is its own
+			// business: the reference must write the same bytes.
+			return Match(tasks.CompareExact, 0, a, b)
+		}
+		return Match(kind, t.Golden.Tolerance, a, b)
+	}
+	var problems []string
+	cases := map[string][]byte{}
+	for _, id := range ids {
+		first, p1 := runs[0].Got[id], runs[0].Problem[id]
+		second, p2 := runs[1].Got[id], runs[1].Problem[id]
+		switch {
+		case p1 != "" || p2 != "":
+			problems = append(problems, fmt.Sprintf("case %s: the reference solution left no usable observation (%s)", id, p1+p2))
+		case same(second, first) != "":
+			problems = append(problems, fmt.Sprintf("case %s: the reference solution's two runs disagree, so it is nondeterministic (%s)", id, same(second, first)))
+		case !record && t.Expected != nil:
+			want, err := t.Expected.Cases[id].Bytes()
+			if err != nil {
+				return fmt.Errorf("validate %s: case %s: %w", t.ID, id, err)
+			}
+			if d := same(first, want); d != "" {
+				problems = append(problems, fmt.Sprintf("case %s: the reference solution's observation no longer matches the record (%s); if that is meant, record again: %s", id, d, t.ExpectedCommand()))
+			}
+		}
+		cases[id] = first
+	}
+	if len(problems) > 0 {
+		v.Problems = append(v.Problems, firstN(problems, 5)...)
+		if len(problems) > 5 {
+			v.Problems = append(v.Problems, fmt.Sprintf("and %d more cases", len(problems)-5))
+		}
+		if v.SolveOutput == "" {
+			v.SolveOutput = runs[0].Run.Output
+		}
+		return nil
+	}
+	if record {
+		return t.SetExpected(cases)
+	}
+	return nil
 }
 
 // judge sets the problems of a validation from its two results.
@@ -129,10 +233,13 @@ func (v *Validation) judge(record *tasks.Record) {
 		}
 		v.Problems = append(v.Problems, msg)
 	}
-	if t.Tests.Report == "" {
+	outOfProcess := t.Golden != nil || t.Check != nil
+	if t.Tests.Report == "" || outOfProcess {
 		if unt.Passed {
-			v.Problems = append(v.Problems, "the untouched workspace passes the hidden tests: they do not test the task")
+			v.Problems = append(v.Problems, "the untouched workspace passes: the hidden tests, cases or checks do not test the task")
 		}
+	}
+	if t.Tests.Report == "" {
 		return
 	}
 	if sol == nil || !sol.Passed {
@@ -149,6 +256,8 @@ func (v *Validation) judge(record *tasks.Record) {
 	r := &tasks.Record{Report: t.Tests.Report}
 	for _, c := range sol.Cases {
 		switch {
+		case strings.HasPrefix(c.ID, GoldenPrefix) || strings.HasPrefix(c.ID, CheckPrefix):
+			// Judged out of process: not the hidden tests' record.
 		case c.Outcome != testreport.Pass:
 		case up[c.ID]:
 			r.PassToPass = append(r.PassToPass, c.ID)
@@ -156,7 +265,7 @@ func (v *Validation) judge(record *tasks.Record) {
 			r.FailToPass = append(r.FailToPass, c.ID)
 		}
 	}
-	if len(r.FailToPass) == 0 {
+	if len(r.FailToPass) == 0 && !outOfProcess {
 		v.Problems = append(v.Problems, "no test fails on the untouched workspace and passes with the solution: the tests do not test the task")
 		return
 	}

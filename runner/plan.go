@@ -176,6 +176,9 @@ func (p *Plan) Normalize() error {
 		return err
 	}
 	for _, t := range p.Suite.Tasks {
+		if err := t.MissingExpected(); err != nil {
+			return fmt.Errorf("plan: task %s: %w", t.ID, err)
+		}
 		if t.Tests.Report != "" && t.Record == nil {
 			return fmt.Errorf("plan: task %s: its tests report each test (report = %q) but have no record of which must pass: write it with %s", t.ID, t.Tests.Report, t.RecordCommand())
 		}

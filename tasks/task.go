@@ -64,9 +64,19 @@ type Task struct {
 	// Environment is how the task's environment is prepared before its
 	// first attempt.
 	Environment Environment
+	// Golden, when set, judges the task out of the agent's reach: its
+	// result runs on hidden cases and bench compares the observations with
+	// the expected ones (Expected).
+	Golden *Golden
+	// Check, when set, judges the state the agent left with a checker of
+	// the task's own that runs none of the agent's code.
+	Check *Check
 	// Record is the record of the hidden tests that bench validate wrote
 	// (RecordFile); nil when the task has none.
 	Record *Record
+	// Expected are a golden task's expected observations, recorded by
+	// bench validate (ExpectedFile); nil when the task has none.
+	Expected *Expected
 	// Hash is a digest of every file of the task folder, so that a resumed
 	// run can tell a task changed under it.
 	Hash string
@@ -208,6 +218,8 @@ type file struct {
 	Tests       Tests       `toml:"tests"`
 	Servers     []Server    `toml:"servers"`
 	Environment Environment `toml:"environment"`
+	Golden      *Golden     `toml:"golden"`
+	Check       *Check      `toml:"check"`
 }
 
 // FieldError is a problem with one field of a task file.
@@ -255,11 +267,36 @@ func load(dir string, checkRecord bool) (*Task, error) {
 			return nil, &FieldError{File: path, Msg: sub + " must be a folder"}
 		}
 	}
-	if t.Hash, err = hashDir(abs, RecordFile); err != nil {
+	for _, sub := range []string{CasesFolder, CheckerFolder, ChecksFolder} {
+		if fi, err := os.Stat(filepath.Join(abs, sub)); err == nil && !fi.IsDir() {
+			return nil, &FieldError{File: path, Msg: sub + " must be a folder"}
+		}
+	}
+	if t.Check != nil {
+		if fi, err := os.Stat(t.ChecksDir()); err != nil || !fi.IsDir() {
+			return nil, &FieldError{File: path, Field: "check", Msg: fmt.Sprintf("the task has no %s/ folder: the checker's files live there (an empty folder for a command of the system alone)", ChecksFolder)}
+		}
+	}
+	if t.Golden != nil && t.Golden.CompareOr() == CompareChecker {
+		if fi, err := os.Stat(t.CheckerDir()); err != nil || !fi.IsDir() {
+			return nil, &FieldError{File: path, Field: "golden.checker", Msg: fmt.Sprintf("the task has no %s/ folder: the checker's files live there", CheckerFolder)}
+		}
+	}
+	if t.Hash, err = hashDir(abs, RecordFile, ExpectedFile); err != nil {
 		return nil, fmt.Errorf("load task %s: hash: %w", dir, err)
+	}
+	if t.Golden != nil {
+		if _, err := t.Cases(); err != nil {
+			return nil, err
+		}
 	}
 	if err := t.loadRecord(); err != nil && checkRecord {
 		return nil, err
+	}
+	if t.Golden != nil {
+		if err := t.loadExpected(); err != nil && checkRecord {
+			return nil, err
+		}
 	}
 	return t, nil
 }
@@ -287,8 +324,21 @@ func Parse(path string, data []byte) (*Task, error) {
 	if strings.TrimSpace(f.Instruction) == "" {
 		return nil, &FieldError{File: path, Field: "instruction", Msg: "missing: the text the agent is asked"}
 	}
-	if strings.TrimSpace(f.Tests.Command) == "" {
-		return nil, &FieldError{File: path, Field: "tests.command", Msg: "missing: the shell command that runs the hidden tests (exit 0 = pass)"}
+	if strings.TrimSpace(f.Tests.Command) == "" && f.Golden == nil && f.Check == nil {
+		return nil, &FieldError{File: path, Field: "tests.command", Msg: "missing: the shell command that runs the hidden tests (exit 0 = pass), or a [golden] or [check] table that judges the result out of the agent's reach"}
+	}
+	if strings.TrimSpace(f.Tests.Command) == "" && (f.Tests.Report != "" || f.Tests.Canary != nil || f.Tests.Timeout.Duration != 0) {
+		return nil, &FieldError{File: path, Field: "tests.command", Msg: "missing: tests.report, tests.canary and tests.timeout describe a test command, and there is none"}
+	}
+	if f.Golden != nil {
+		if err := f.Golden.validate(path); err != nil {
+			return nil, err
+		}
+	}
+	if f.Check != nil {
+		if err := f.Check.validate(path); err != nil {
+			return nil, err
+		}
 	}
 	if field, msg := f.Limits.Check(); field != "" {
 		return nil, &FieldError{File: path, Field: "limits." + field, Msg: msg}
@@ -307,6 +357,8 @@ func Parse(path string, data []byte) (*Task, error) {
 		Tests:       f.Tests,
 		Servers:     f.Servers,
 		Environment: f.Environment,
+		Golden:      f.Golden,
+		Check:       f.Check,
 	}, nil
 }
 

@@ -102,7 +102,7 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	addServerProblems(ctx, vals, *startTimeout, stderr)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "TASK\tENV\tSOLUTION\tUNTOUCHED\tTESTS\tVERDICT")
+	fmt.Fprintln(tw, "TASK\tENV\tSOLUTION\tUNTOUCHED\tJUDGED BY\tVERDICT")
 	bad := 0
 	for i, v := range vals {
 		envCol := "cached"
@@ -115,7 +115,10 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		} else if v.SolveOutput != "" {
 			sol = "solve.sh failed"
 		}
-		unt := passFail(v.Untouched.Passed) + fmt.Sprintf(" (%s)", v.Untouched.Duration.Round(time.Millisecond))
+		unt := "-"
+		if v.Untouched != nil {
+			unt = passFail(v.Untouched.Passed) + fmt.Sprintf(" (%s)", v.Untouched.Duration.Round(time.Millisecond))
+		}
 		verdict := "ok"
 		if !v.OK() {
 			bad++
@@ -139,7 +142,7 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			if v.Solution != nil && !v.Solution.Passed {
 				fmt.Fprintf(stdout, "-- hidden tests on the solution --\n%s\n", v.Solution.Output)
 			}
-			if v.Untouched.Passed {
+			if v.Untouched != nil && v.Untouched.Passed {
 				fmt.Fprintf(stdout, "-- hidden tests on the untouched workspace --\n%s\n", v.Untouched.Output)
 			}
 		}
@@ -153,25 +156,45 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	return nil
 }
 
-// testsColumn says what a task's rewards rest on: its recorded tests
-// (and whether they were written now), or the exit status alone.
+// testsColumn says what a task's rewards rest on: its golden cases (and
+// whether their expected observations were recorded now), its black-box
+// check, its recorded tests (and whether they were written now), or the
+// exit status alone.
 func testsColumn(v *evaluator.Validation) string {
 	t := v.Task
-	if t.Tests.Report == "" {
-		return "exit status only"
+	var parts []string
+	if t.Golden != nil {
+		s := "golden"
+		if t.Expected != nil {
+			s = fmt.Sprintf("golden, %d cases", len(t.Expected.Cases))
+		}
+		if v.RecordedExpected {
+			s += " (recorded)"
+		}
+		parts = append(parts, s)
 	}
-	r := v.Record
-	if r == nil {
-		r = t.Record
+	if t.Check != nil {
+		parts = append(parts, "black-box check")
 	}
-	if r == nil {
-		return t.Tests.Report
+	switch {
+	case t.Tests.Command == "":
+	case t.Tests.Report == "":
+		parts = append(parts, "exit status only")
+	default:
+		r := v.Record
+		if r == nil {
+			r = t.Record
+		}
+		s := t.Tests.Report
+		if r != nil {
+			s = fmt.Sprintf("%d+%d %s", len(r.FailToPass), len(r.PassToPass), t.Tests.Report)
+		}
+		if v.Recorded {
+			s += " (recorded)"
+		}
+		parts = append(parts, s)
 	}
-	s := fmt.Sprintf("%d+%d %s", len(r.FailToPass), len(r.PassToPass), t.Tests.Report)
-	if v.Recorded {
-		s += " (recorded)"
-	}
-	return s
+	return strings.Join(parts, " + ")
 }
 
 func passFail(ok bool) string {
