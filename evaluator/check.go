@@ -86,7 +86,7 @@ func (s *Scorer) runCheck(ctx context.Context, t *tasks.Task, change *Change, ho
 	var file []byte
 	if t.Check.Report == tasks.ReportJUnit {
 		var problem string
-		if file, problem = readBounded(filepath.Join(work, filepath.FromSlash(t.Check.ReportFile)), maxReport); problem != "" {
+		if file, problem = readSandboxFile(filepath.Join(work, filepath.FromSlash(t.Check.ReportFile)), maxReport); problem != "" {
 			res.ReportError = "the checker's report: " + problem
 		}
 	}

@@ -23,6 +23,12 @@ const (
 	CheckPrefix = "check::"
 )
 
+// OutOfProcessCase reports whether a case ID of a TestResult is a golden
+// case or a black-box check rather than an in-process test.
+func OutOfProcessCase(id string) bool {
+	return strings.HasPrefix(id, GoldenPrefix) || strings.HasPrefix(id, CheckPrefix)
+}
+
 // The folders of a golden run inside its scoring folder, and the variables
 // that name them.
 const (
@@ -110,7 +116,7 @@ func (s *Scorer) observe(ctx context.Context, t *tasks.Task, change *Change, hom
 // readObservation reads one observation file, never through a link, at
 // most tasks.MaxObservation bytes; a problem is said in words.
 func readObservation(p string) ([]byte, string) {
-	b, problem := readBounded(p, tasks.MaxObservation)
+	b, problem := readSandboxFile(p, tasks.MaxObservation)
 	if problem != "" {
 		return nil, "the observation: " + problem
 	}
@@ -257,7 +263,7 @@ func (s *Scorer) judgeByChecker(ctx context.Context, t *tasks.Task, obs *Observa
 	if res.ExitCode != 0 {
 		return nil, fmt.Sprintf("the checker failed (exit %d) on these observations", res.ExitCode), nil
 	}
-	b, problem := readBounded(filepath.Join(work, verdictsFile), maxVerdicts)
+	b, problem := readSandboxFile(filepath.Join(work, verdictsFile), maxVerdicts)
 	if problem != "" {
 		return nil, "the checker's verdicts: " + problem, nil
 	}
@@ -330,9 +336,9 @@ func cut(s string, n int) string {
 	return s
 }
 
-// readBounded reads a file a sandboxed program wrote, never through a
+// readSandboxFile reads a file a sandboxed program wrote, never through a
 // link, at most limit bytes; a problem is said in words.
-func readBounded(p string, limit int) ([]byte, string) {
+func readSandboxFile(p string, limit int) ([]byte, string) {
 	f, err := os.OpenFile(p, os.O_RDONLY|syscallNoFollow|syscallNonBlock, 0)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {

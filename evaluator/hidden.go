@@ -89,6 +89,9 @@ type TestResult struct {
 	Failed []string
 	// Change is what of the agent's workspace was carried into scoring.
 	Change *Change
+	// Suspicions are what in the carried change a genuine solution rarely
+	// does (nil when it was not read). They never change the reward.
+	Suspicions *Suspicions
 	// Record is the task's record the verdict checked the cases against
 	// (nil for none).
 	Record *tasks.Record

@@ -1,5 +1,7 @@
 package evaluator
 
+import "github.com/benchhq/bench/tasks"
+
 // Verdict is the kind of evidence a reward rests on: who produced the
 // judgment, and whether the agent's code could reach it. Every reward
 // records one (attempts.verdict in the store), so that a pass rate can be
@@ -49,4 +51,22 @@ func (v Verdict) Valid() bool {
 		}
 	}
 	return false
+}
+
+// TaskVerdict is the kind of verdict a task's scoring gives, by its
+// settings: the strongest of its ways of judging (an attempt's own may be
+// weaker: a canary run that found no test to instrument leaves an
+// in-process verdict).
+func TaskVerdict(t *tasks.Task) Verdict {
+	switch {
+	case t.Golden != nil:
+		return VerdictGolden
+	case t.Check != nil:
+		return VerdictBlackBox
+	case t.Tests.Report == "":
+		return VerdictExitStatus
+	case t.Tests.CanaryOr() && canaryForm(t.Tests.Report):
+		return VerdictCanary
+	}
+	return VerdictInProcess
 }

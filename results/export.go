@@ -52,6 +52,17 @@ type ExportLine struct {
 	// RewardBasis says what the reward rests on: "tests" (exit status and
 	// every recorded test passing) or "exit_status" (the exit status alone).
 	RewardBasis string `json:"reward_basis"`
+	// Verdict is the kind of verdict the reward rests on: "golden",
+	// "black_box" (out of the agent's reach), "in_process_canary",
+	// "in_process", "exit_status" (decided in reach of the agent's code);
+	// "" for an attempt stored before bench said.
+	Verdict string `json:"verdict"`
+	// CasesPassed is the fraction of the out-of-process cases (golden
+	// cases, black-box checks) that passed; null without any.
+	CasesPassed *float64 `json:"cases_passed"`
+	// Flags are the suspicion flags of the carried change (docs/flags.md),
+	// sorted; they never change the reward.
+	Flags []string `json:"flags"`
 	// Advantage is the group-relative advantage, computed by AdvantageMethod.
 	Advantage       float64 `json:"advantage"`
 	AdvantageMethod string  `json:"advantage_method"`

@@ -109,6 +109,27 @@ func (w *lineWriter) line(l *ExportLine) ([]byte, error) {
 	b = appendString(b, l.Isolation)
 	b = append(b, `,"reward_basis":`...)
 	b = appendString(b, l.RewardBasis)
+	b = append(b, `,"verdict":`...)
+	b = appendString(b, l.Verdict)
+	b = append(b, `,"cases_passed":`...)
+	if l.CasesPassed == nil {
+		b = append(b, "null"...)
+	} else if b, err = appendFloat(b, *l.CasesPassed); err != nil {
+		return nil, err
+	}
+	b = append(b, `,"flags":`...)
+	if l.Flags == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, f := range l.Flags {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendString(b, f)
+		}
+		b = append(b, ']')
+	}
 	b = append(b, `,"advantage":`...)
 	if b, err = appendFloat(b, l.Advantage); err != nil {
 		return nil, err

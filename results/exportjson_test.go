@@ -58,6 +58,11 @@ func sampleLine(rng *rand.Rand) *ExportLine {
 	}
 	for range rng.IntN(6) {
 		m := ExportMessage{Role: str(), Content: str(), ReasoningContent: str(), Name: str(), ToolCallID: str()}
+		if rng.IntN(2) == 0 {
+			l.Verdict, l.Flags = str(), append(l.Flags, str())
+			f := rng.Float64()
+			l.CasesPassed = &f
+		}
 		for range rng.IntN(3) {
 			m.ToolCalls = append(m.ToolCalls, ExportToolCall{ID: str(), Type: "function",
 				Function: ExportFunction{Name: str(), Arguments: json.RawMessage(`{ "path" : "a <b>",  "n": [1, 2.50, {}] }`)}})

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/benchhq/bench/evaluator"
 )
 
 // How an export reads and writes a large run: the groups to write are
@@ -27,6 +29,8 @@ type exportAttempt struct {
 	// basis, testsTotal and testsPassed are the hidden tests' (test_results).
 	basis                   sql.NullString
 	testsTotal, testsPassed sql.NullInt64
+	// casesTotal and casesPassed are the out-of-process cases'.
+	casesTotal, casesPassed sql.NullInt64
 }
 
 // exporter is what an export keeps from run to run.
@@ -98,11 +102,16 @@ func (s *Store) exportRun(ctx context.Context, ex *exporter, run *Run, opts Expo
 	extra := []string{"a.seed", "a.tool_list_id",
 		"(SELECT basis FROM test_results WHERE attempt_id = a.id)",
 		"(SELECT tests_total FROM test_results WHERE attempt_id = a.id)",
-		"(SELECT tests_passed FROM test_results WHERE attempt_id = a.id)"}
+		"(SELECT tests_passed FROM test_results WHERE attempt_id = a.id)",
+		"(SELECT cases_total FROM test_results WHERE attempt_id = a.id)",
+		"(SELECT cases_passed FROM test_results WHERE attempt_id = a.id)",
+		"a.verdict", "a.flags"}
 	rows, err := runAttempts(ctx, s, run.ID, extra, func(r *attemptRow, x *columnReader) (withLine, error) {
 		m, err := r.metrics()
 		l := exportAttempt{seed: x.int64(0), toolList: x.nullInt64(1), wallMS: r.WallMS,
-			basis: x.nullText(2), testsTotal: x.nullInt64(3), testsPassed: x.nullInt64(4)}
+			basis: x.nullText(2), testsTotal: x.nullInt64(3), testsPassed: x.nullInt64(4),
+			casesTotal: x.nullInt64(5), casesPassed: x.nullInt64(6)}
+		m.Verdict, m.Flags = evaluator.Verdict(x.text(7)), splitFlags(x.text(8))
 		return withLine{m, l}, err
 	})
 	if err != nil {
@@ -284,6 +293,14 @@ func (w *exportWorker) encode(ctx context.Context, j *exportJob) exportResult {
 			StopReason: a.StopReason, WallMS: row.wallMS, Messages: w.convs[i],
 			Tools:       json.RawMessage("[]"), // no tool list known (a row bench did not write)
 			RewardBasis: row.basis.String, Isolation: run.Isolation,
+		}
+		line.Verdict, line.Flags = string(a.Verdict), a.Flags
+		if line.Flags == nil {
+			line.Flags = []string{}
+		}
+		if row.casesTotal.Valid && row.casesTotal.Int64 > 0 {
+			f := float64(row.casesPassed.Int64) / float64(row.casesTotal.Int64)
+			line.CasesPassed = &f
 		}
 		if row.testsTotal.Valid && row.testsTotal.Int64 > 0 {
 			f := float64(row.testsPassed.Int64) / float64(row.testsTotal.Int64)

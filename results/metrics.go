@@ -47,6 +47,12 @@ type AttemptMetrics struct {
 	// TruncatedTurns counts the attempt's turns whose prompt was probably
 	// cut at the context (turns.truncated = 1).
 	TruncatedTurns int
+	// Verdict is the kind of verdict the reward rests on
+	// (attempts.verdict); "" when unscored or stored before bench said.
+	Verdict evaluator.Verdict
+	// Flags are the suspicion flags of the carried change, sorted
+	// (attempts.flags); they never change the reward.
+	Flags []string
 }
 
 // Finished reports whether the attempt finished and has a reward.
@@ -447,6 +453,7 @@ func (s *Store) AttemptMetrics(ctx context.Context, runID string) ([]AttemptMetr
 	out, err := runAttempts(ctx, s, runID, metricsColumns(), func(r *attemptRow, extra *columnReader) (AttemptMetrics, error) {
 		m, err := r.metrics()
 		m.Denials, m.TruncatedTurns = int(extra.int64(0)), int(extra.int64(1))
+		m.Verdict, m.Flags = evaluator.Verdict(extra.text(2)), splitFlags(extra.text(3))
 		return m, err
 	})
 	if err != nil {
@@ -457,7 +464,17 @@ func (s *Store) AttemptMetrics(ctx context.Context, runID string) ([]AttemptMetr
 
 // metricsColumns are the columns AttemptMetrics reads besides
 // attemptColumns: the index attempts_report covers its queries.
-func metricsColumns() []string { return []string{"a.denials", "a.truncated_turns"} }
+func metricsColumns() []string {
+	return []string{"a.denials", "a.truncated_turns", "a.verdict", "a.flags"}
+}
+
+// splitFlags reads attempts.flags.
+func splitFlags(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, ",")
+}
 
 // metrics converts the row. A finished attempt without a reward, which
 // SaveAttempt refuses, is an error rather than an attempt that counts

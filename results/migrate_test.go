@@ -54,7 +54,8 @@ func golden(t *testing.T, name string) string {
 // distribution, bounds, the tasks' own servers): what the schema-2 bench
 // wrote is compared without them.
 var addedSince2 = []string{"tests_passed", "reward_basis", "isolation", "exit_status_only", "test_ms", "time",
-	"advantage", "prompt_tokens_at_least", "task_servers"}
+	"advantage", "prompt_tokens_at_least", "task_servers", "verdicts", "hack_rates", "verdict_warnings", "verdict", "flags",
+	"cases_total", "cases_passed"}
 
 // sameAsSchema2 compares JSON documents (one, or one per line) with those
 // the schema-2 bench wrote, but for the keys added since, at any depth.

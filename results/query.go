@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/benchhq/bench/evaluator"
 )
 
 // runColumns are the runs columns runRow scans, named so that a later
@@ -100,13 +102,23 @@ func (s *Store) getRun(ctx context.Context, id string) (*Run, error) {
 		Hash        string `db:"hash"`
 		Instruction string `db:"instruction"`
 		Report      string `db:"report"`
+		Verdict     string `db:"verdict"`
+		Tags        string `db:"tags"`
 	}
-	if err := s.db.SelectContext(ctx, &tasks, `SELECT id, dir, hash, instruction, report FROM tasks
+	if err := s.db.SelectContext(ctx, &tasks, `SELECT id, dir, hash, instruction, report, verdict, tags FROM tasks
 		WHERE run_id = ? ORDER BY idx`, id); err != nil {
 		return nil, fmt.Errorf("tasks: %w", err)
 	}
 	for _, t := range tasks {
-		run.Tasks = append(run.Tasks, TaskInfo{ID: t.ID, Dir: t.Dir, Hash: t.Hash, Instruction: t.Instruction, Report: t.Report})
+		var tags []string
+		if err := json.Unmarshal([]byte(t.Tags), &tags); err != nil {
+			return nil, fmt.Errorf("task %s: tags %q: %w", t.ID, t.Tags, err)
+		}
+		if len(tags) == 0 {
+			tags = nil
+		}
+		run.Tasks = append(run.Tasks, TaskInfo{ID: t.ID, Dir: t.Dir, Hash: t.Hash, Instruction: t.Instruction, Report: t.Report,
+			Verdict: evaluator.Verdict(t.Verdict), Tags: tags})
 	}
 	return run, nil
 }

@@ -1,7 +1,10 @@
 package results
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/benchhq/bench/agent"
@@ -87,9 +90,57 @@ type TaskInfo struct {
 	Hash string
 	// Instruction is what the agent was asked.
 	Instruction string
-	// Report is the task's per-test report form ("" for none: its rewards
-	// rest on the exit status alone).
+	// Report is the task's per-test report form ("" for none).
 	Report string
+	// Verdict is the kind of verdict the task's scoring gives
+	// (evaluator.TaskVerdict); "" for a run stored before bench said.
+	Verdict evaluator.Verdict
+	// Tags are the task's tags ("impossible" marks a task whose every
+	// reward of 1 is a hack).
+	Tags []string
+}
+
+// ExitStatusOnly reports whether the task's rewards rest on the exit
+// status alone.
+func (t TaskInfo) ExitStatusOnly() bool {
+	if t.Verdict != "" {
+		return t.Verdict == evaluator.VerdictExitStatus
+	}
+	return t.Report == ""
+}
+
+// Impossible reports whether the task is tagged "impossible": its hidden
+// verdict contradicts its instruction, so any reward of 1 is a hack.
+func (t TaskInfo) Impossible() bool { return slices.Contains(t.Tags, ImpossibleTag) }
+
+// ImpossibleTag marks a task whose every reward of 1 is a hack.
+const ImpossibleTag = "impossible"
+
+// verdict is the kind of verdict the attempt's reward rests on, "" when
+// it was not scored.
+func (a *Attempt) verdict() string {
+	if a.Test == nil || a.Reward == nil {
+		return ""
+	}
+	return string(a.Test.Verdict)
+}
+
+// flags are the distinct suspicion flags of the attempt's carried change,
+// sorted and comma-separated.
+func (a *Attempt) flags() string {
+	if a.Test == nil {
+		return ""
+	}
+	return strings.Join(a.Test.Suspicions.Flags(), ",")
+}
+
+// tagsJSON encodes a task's tags for tasks.tags.
+func tagsJSON(tags []string) string {
+	if len(tags) == 0 {
+		return "[]"
+	}
+	b, _ := json.Marshal(tags)
+	return string(b)
 }
 
 // AttemptKey names one attempt of a run: the arm, the task and the

@@ -62,6 +62,16 @@ type Report struct {
 	// ([[servers]] in task.toml). Their tokens are in no arm's ToolTokens.
 	// Empty without measurements.
 	TaskServers []TaskServers `json:"task_servers"`
+	// Verdicts says what the rewards rest on, per arm in the run's order,
+	// then (for several arms) the whole run (Arm "").
+	Verdicts []VerdictSummary `json:"verdicts"`
+	// HackRates are the shares of rewards of 1 on impossible tasks, per
+	// arm (and the whole run), for a run that has such tasks.
+	HackRates []HackRate `json:"hack_rates"`
+	// VerdictWarnings warn, per comparison of arms, when some of the
+	// rewards compared rest on verdicts produced in reach of the agent's
+	// code.
+	VerdictWarnings []string `json:"verdict_warnings"`
 }
 
 // TaskServers is a task's own MCP servers, by name.
@@ -159,6 +169,9 @@ func (h RunHeader) IsolationNote() string {
 	return "isolation " + h.Isolation
 }
 
+// maxNamed bounds the tasks a note of the report names.
+const maxNamed = 10
+
 // ExitStatusNote names the tasks whose rewards rest on the exit status
 // alone, as every report words it; "" when there are none.
 func (h RunHeader) ExitStatusNote() string {
@@ -166,8 +179,13 @@ func (h RunHeader) ExitStatusNote() string {
 	if n == 0 {
 		return ""
 	}
-	return fmt.Sprintf("rewards rest on the exit status alone for %s: %s (no per-test report)",
-		plural(n, "task"), strings.Join(h.ExitStatusOnly, ", "))
+	names := h.ExitStatusOnly
+	more := ""
+	if n > maxNamed {
+		names, more = names[:maxNamed], fmt.Sprintf(" and %d more (the JSON report lists them all)", n-maxNamed)
+	}
+	return fmt.Sprintf("rewards rest on the exit status alone for %s: %s%s (no per-test report)",
+		plural(n, "task"), strings.Join(names, ", "), more)
 }
 
 // AdvantageInfo says which advantages the store holds for a run.
@@ -429,6 +447,7 @@ func BuildReport(run *Run, attempts []AttemptMetrics, opts ReportOptions) (*Repo
 	if err := inParallel(jobs); err != nil {
 		return nil, err
 	}
+	rep.setVerdicts(run, attempts)
 	return rep, nil
 }
 
@@ -478,7 +497,7 @@ func runHeader(run *Run) RunHeader {
 	}
 	for _, t := range run.Tasks {
 		h.Tasks = append(h.Tasks, t.ID)
-		if t.Report == "" {
+		if t.ExitStatusOnly() {
 			h.ExitStatusOnly = append(h.ExitStatusOnly, t.ID)
 		}
 	}
@@ -810,6 +829,8 @@ func (r *Report) writeText(b *bytes.Buffer, md bool) {
 			b.WriteString("\n")
 		}
 	}
+
+	r.writeVerdicts(b, md)
 
 	// Advantages.
 	adv := r.Advantage.Summary()

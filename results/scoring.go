@@ -16,28 +16,57 @@ import (
 func saveTestResult(ctx context.Context, w *txWriter, id int64, tr *evaluator.TestResult) error {
 	var total, passed *int
 	if tr.Basis == evaluator.BasisTests {
-		n, p := len(tr.Cases), 0
+		// The in-process tests: the out-of-process cases are counted
+		// apart (cases_total, cases_passed).
+		n, p := 0, 0
 		if rec := tr.Record.Tests(); len(rec) > 0 {
-			n, p = len(rec), max(len(rec)-len(tr.Failed), 0)
+			failed := 0
+			for _, f := range tr.Failed {
+				if !evaluator.OutOfProcessCase(f) {
+					failed++
+				}
+			}
+			n, p = len(rec), max(len(rec)-failed, 0)
 		} else {
 			for _, c := range tr.Cases {
+				if evaluator.OutOfProcessCase(c.ID) {
+					continue
+				}
+				n++
 				if c.Outcome == testreport.Pass {
 					p++
 				}
 			}
 		}
-		total, passed = &n, &p
+		if n > 0 || tr.CasesTotal == 0 {
+			total, passed = &n, &p
+		}
 	}
 	basis := tr.Basis
 	if basis == "" {
 		basis = evaluator.BasisExitStatus
 	}
+	var casesTotal, casesPassed *int
+	if tr.CasesTotal > 0 {
+		casesTotal, casesPassed = &tr.CasesTotal, &tr.CasesPassed
+	}
 	if _, err := w.exec(ctx, `INSERT INTO test_results (attempt_id, command, exit_code, passed,
-		timed_out, output, duration_ms, basis, report_error, tests_total, tests_passed, ref_duration_ms)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		timed_out, output, duration_ms, basis, report_error, tests_total, tests_passed, ref_duration_ms,
+		cases_total, cases_passed)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		id, tr.Command, tr.ExitCode, tr.Passed, tr.TimedOut, tr.Output, millis(tr.Duration),
-		basis, tr.ReportError, total, passed, refMS(tr)); err != nil {
+		basis, tr.ReportError, total, passed, refMS(tr), casesTotal, casesPassed); err != nil {
 		return fmt.Errorf("insert test result: %w", err)
+	}
+	if s := tr.Suspicions; s != nil {
+		err := insertEach(ctx, w, "flag", `INSERT INTO attempt_flags (attempt_id, idx, flag, path, line, detail)
+			VALUES (?, ?, ?, ?, ?, ?)`, len(s.List), func(i int) []any {
+			f := s.List[i]
+			return []any{id, i, f.Flag, f.Path, f.Line, f.Detail}
+		})
+		if err != nil {
+			return err
+		}
 	}
 	type row struct {
 		test, outcome, recorded, message string

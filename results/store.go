@@ -449,8 +449,9 @@ func (s *Store) CreateRun(ctx context.Context, r *Run) error {
 			}
 		}
 		for i, t := range r.Tasks {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO tasks (run_id, id, idx, dir, hash, instruction, report) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-				r.ID, t.ID, i, t.Dir, t.Hash, t.Instruction, t.Report); err != nil {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO tasks (run_id, id, idx, dir, hash, instruction, report, verdict, tags)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				r.ID, t.ID, i, t.Dir, t.Hash, t.Instruction, t.Report, string(t.Verdict), tagsJSON(t.Tags)); err != nil {
 				return fmt.Errorf("insert task %q: %w", t.ID, err)
 			}
 		}
@@ -673,8 +674,8 @@ const (
 	qAttempt       = `INSERT INTO attempts (run_id, arm, task_id, idx, seed, status,
 		stop_reason, reward, turns, tool_calls, prompt_tokens, completion_tokens, wall_ms,
 		started_at, finished_at, tries, error, tool_list_id, denials, truncated_turns,
-		model_ms, tool_ms, test_ms, harness_ms)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		model_ms, tool_ms, test_ms, harness_ms, verdict, flags)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	qTurn = `INSERT INTO turns (attempt_id, idx, prompt_tokens, completion_tokens,
 		total_ns, load_ns, prompt_eval_ns, eval_ns, wall_ms, done_reason, tool_calls, truncated, endpoint)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
@@ -906,7 +907,8 @@ func (r *attemptRows) insert(ctx context.Context, w *txWriter, a *Attempt, tries
 		a.RunID, a.Key.Arm, a.Key.Task, a.Key.Index, a.Seed, string(a.Status),
 		r.stop, a.Reward, r.turns, r.calls, r.prompt, r.compl, r.wallMS,
 		formatTime(a.StartedAt), formatTime(a.FinishedAt), tries, r.errText, list, r.denials, r.truncated,
-		millis(times.Model), millis(times.Tools), millis(times.Tests), millis(times.Harness))
+		millis(times.Model), millis(times.Tools), millis(times.Tests), millis(times.Harness),
+		a.verdict(), a.flags())
 	if err != nil {
 		return 0, fmt.Errorf("insert attempt: %w", err)
 	}

@@ -213,9 +213,11 @@ var knownColumns = map[string][]string{
 	"attempts": {"id", "run_id", "arm", "task_id", "idx", "seed", "status", "stop_reason", "reward",
 		"advantage", "advantage_method", "turns", "tool_calls", "prompt_tokens", "completion_tokens",
 		"wall_ms", "started_at", "finished_at", "tries", "error", "tools_json",
-		"model_ms", "tool_ms", "test_ms", "harness_ms", "tool_list_id", "denials", "truncated_turns"},
+		"model_ms", "tool_ms", "test_ms", "harness_ms", "tool_list_id", "denials", "truncated_turns",
+		"verdict", "flags"},
 	"test_results": {"attempt_id", "command", "exit_code", "passed", "timed_out", "output", "duration_ms",
-		"basis", "report_error", "tests_total", "tests_passed", "ref_duration_ms"},
+		"basis", "report_error", "tests_total", "tests_passed", "ref_duration_ms", "cases_total", "cases_passed"},
+	"attempt_flags":   nil,
 	"test_cases":      nil,
 	"attempt_changes": nil,
 	"turns":           nil,
@@ -245,12 +247,14 @@ func (s *Store) loadAttempt(ctx context.Context, id int64) (*StoredAttempt, erro
 		Error     string `db:"error"`
 		Denials   int    `db:"denials"`
 		Truncated int    `db:"truncated"`
+		Verdict   string `db:"verdict"`
+		Flags     string `db:"flags"`
 	}
 	err := s.db.GetContext(ctx, &row, `SELECT a.id, a.run_id, a.arm, a.task_id, a.idx, a.seed, a.status,
 			a.stop_reason, a.reward, a.advantage, a.advantage_method, a.turns, a.tool_calls,
 			a.prompt_tokens, a.completion_tokens, a.wall_ms, a.model_ms, a.tool_ms, a.test_ms, a.harness_ms,
 			a.started_at, a.finished_at, a.tries, a.error,
-			a.denials, a.truncated_turns AS truncated
+			a.denials, a.truncated_turns AS truncated, a.verdict, a.flags
 		FROM attempts a WHERE a.id = ?`, id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, &NoAttemptError{ID: id}
@@ -263,6 +267,7 @@ func (s *Store) loadAttempt(ctx context.Context, id int64) (*StoredAttempt, erro
 		return nil, err
 	}
 	m.Denials, m.TruncatedTurns = row.Denials, row.Truncated
+	m.Verdict, m.Flags = evaluator.Verdict(row.Verdict), splitFlags(row.Flags)
 	a := &StoredAttempt{AttemptMetrics: m, RunID: row.RunID, Seed: row.Seed, Tries: row.Tries, Error: row.Error}
 	if a.StartedAt, err = parseTime("attempts.started_at", row.Started); err != nil {
 		return nil, err
@@ -372,9 +377,11 @@ func (s *Store) attemptTest(ctx context.Context, id int64) (*evaluator.TestResul
 		Total       sql.NullInt64   `db:"tests_total"`
 		Passes      sql.NullInt64   `db:"tests_passed"`
 		RefMS       sql.NullFloat64 `db:"ref_duration_ms"`
+		CasesTotal  sql.NullInt64   `db:"cases_total"`
+		CasesPassed sql.NullInt64   `db:"cases_passed"`
 	}
 	err := s.db.GetContext(ctx, &r, `SELECT command, exit_code, passed, timed_out, output, duration_ms,
-		basis, report_error, tests_total, tests_passed, ref_duration_ms
+		basis, report_error, tests_total, tests_passed, ref_duration_ms, cases_total, cases_passed
 		FROM test_results WHERE attempt_id = ?`, id)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -384,7 +391,8 @@ func (s *Store) attemptTest(ctx context.Context, id int64) (*evaluator.TestResul
 	}
 	tr := &evaluator.TestResult{Command: r.Command, ExitCode: r.ExitCode, Passed: r.Passed, TimedOut: r.TimedOut,
 		Output: r.Output, Duration: fromMillis(r.DurMS), RefDuration: msDuration(r.RefMS),
-		Basis: r.Basis, ReportError: r.ReportError}
+		Basis: r.Basis, ReportError: r.ReportError,
+		CasesTotal: int(r.CasesTotal.Int64), CasesPassed: int(r.CasesPassed.Int64)}
 	count := func(v sql.NullInt64) *int {
 		if !v.Valid {
 			return nil

@@ -20,6 +20,7 @@ import (
 	"github.com/benchhq/bench/agent/mcp"
 	"github.com/benchhq/bench/endpoint"
 	"github.com/benchhq/bench/environment"
+	"github.com/benchhq/bench/evaluator"
 	"github.com/benchhq/bench/internal/tree"
 	"github.com/benchhq/bench/overhead"
 	"github.com/benchhq/bench/results"
@@ -439,7 +440,8 @@ func (r *Runner) newRun(plan *Plan, runID string) *results.Run {
 		run.Arms = append(run.Arms, results.Arm{Name: a.Name, Index: i, Config: string(ac)})
 	}
 	for _, t := range plan.Suite.Tasks {
-		run.Tasks = append(run.Tasks, results.TaskInfo{ID: t.ID, Dir: t.Dir, Hash: t.Hash, Instruction: t.Instruction, Report: t.Tests.Report})
+		run.Tasks = append(run.Tasks, results.TaskInfo{ID: t.ID, Dir: t.Dir, Hash: t.Hash, Instruction: t.Instruction, Report: t.Tests.Report,
+			Verdict: evaluator.TaskVerdict(t), Tags: t.Tags})
 	}
 	return run
 }
