@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -118,7 +119,7 @@ func (s *Scorer) observe(ctx context.Context, t *tasks.Task, change *Change, hom
 func readObservation(p string) ([]byte, string) {
 	b, problem := readSandboxFile(p, tasks.MaxObservation)
 	if problem != "" {
-		return nil, "the observation: " + problem
+		return nil, "the observation " + problem
 	}
 	return b, ""
 }
@@ -341,8 +342,14 @@ func cut(s string, n int) string {
 func readSandboxFile(p string, limit int) ([]byte, string) {
 	f, err := os.OpenFile(p, os.O_RDONLY|syscallNoFollow|syscallNonBlock, 0)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
+		var pe *fs.PathError
+		switch {
+		case errors.Is(err, os.ErrNotExist):
 			return nil, "no " + filepath.Base(p) + " was written"
+		case errors.As(err, &pe) && pe.Err == syscallLoop:
+			return nil, filepath.Base(p) + " is a symbolic link, which bench never follows"
+		case errors.As(err, &pe):
+			return nil, fmt.Sprintf("%s cannot be read: %v", filepath.Base(p), pe.Err)
 		}
 		return nil, fmt.Sprintf("%s cannot be read: %v", filepath.Base(p), err)
 	}

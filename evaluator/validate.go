@@ -1,6 +1,7 @@
 package evaluator
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -182,7 +183,7 @@ func (v *Validation) expect(ctx context.Context, s *Scorer, change *Change, reco
 		second, p2 := runs[1].Got[id], runs[1].Problem[id]
 		switch {
 		case p1 != "" || p2 != "":
-			problems = append(problems, fmt.Sprintf("case %s: the reference solution left no usable observation (%s)", id, p1+p2))
+			problems = append(problems, fmt.Sprintf("case %s: the reference solution left no usable observation (%s)", id, cmp.Or(p1, p2)))
 		case same(second, first) != "":
 			problems = append(problems, fmt.Sprintf("case %s: the reference solution's two runs disagree, so it is nondeterministic (%s)", id, same(second, first)))
 		case !record && t.Expected != nil:
@@ -222,6 +223,11 @@ func (v *Validation) judge(record *tasks.Record) {
 			msg += "; " + sol.ReportError
 		case len(sol.Failed) > 0:
 			msg += "; failing: " + strings.Join(firstN(sol.Failed, 5), ", ")
+			for _, c := range sol.Cases {
+				if c.ID == sol.Failed[0] && c.Message != "" {
+					msg += "; " + c.ID + ": " + c.Message
+				}
+			}
 		}
 		msg += ")"
 		if sol.Change != nil && len(sol.Change.LeftOut) > 0 {
