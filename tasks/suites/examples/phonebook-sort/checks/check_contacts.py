@@ -1,4 +1,7 @@
-"""Hidden tests: contacts.txt sorted like a phone book, nothing else changed.
+"""Black-box check: contacts.txt sorted like a phone book, nothing else changed.
+
+Reads $BENCH_RESULT/contacts.txt as data (run with python3 -I -S: nothing of
+the agent's is imported or run).
 
 The subtleties: the header comment stays on top, the order ignores case
 ("ada lovelace" files under L), people sharing a last name go by first name,
@@ -6,6 +9,7 @@ the lines themselves are not rewritten, and the file still ends with a
 newline.
 """
 
+import os
 import unittest
 
 WANT = """# Team phone list: "First Last: phone", one person per line
@@ -28,7 +32,7 @@ Alan Turing: 555-0199
 
 
 def contacts():
-    with open("contacts.txt", encoding="utf-8", newline="") as f:
+    with open(os.path.join(os.environ["BENCH_RESULT"], "contacts.txt"), encoding="utf-8", newline="") as f:
         return f.read()
 
 
@@ -49,4 +53,4 @@ class TestContacts(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    unittest.main(verbosity=2)
