@@ -1,7 +1,8 @@
-"""Hidden tests: config/service.json edited as asked, nothing else changed."""
+"""Black-box check: config/service.json edited as asked, nothing else changed."""
 
 import hashlib
 import json
+import os
 import unittest
 
 WANT = json.loads(r"""{
@@ -44,7 +45,7 @@ UNTOUCHED = {
 
 
 def read():
-    with open("config/service.json", encoding="utf-8") as f:
+    with open(os.path.join(os.environ["BENCH_RESULT"], "config", "service.json"), encoding="utf-8") as f:
         return f.read()
 
 
@@ -69,9 +70,9 @@ class TestConfig(unittest.TestCase):
 
     def test_other_files_unchanged(self):
         for name, digest in UNTOUCHED.items():
-            with open("config/" + name, "rb") as f:
+            with open(os.path.join(os.environ["BENCH_RESULT"], "config", name), "rb") as f:
                 self.assertEqual(hashlib.sha256(f.read()).hexdigest(), digest, f"config/{name} was changed")
 
 
 if __name__ == "__main__":
-    unittest.main()
+    unittest.main(verbosity=2)
