@@ -29,7 +29,7 @@ import (
 //
 //	go test -run '^$' -bench ScoringCost -benchtime 50x ./evaluator/
 func BenchmarkScoringCost(b *testing.B) {
-	task, err := tasks.Load(filepath.Join("..", "tasks", "suites", "examples", "recipe-trailing-dot"))
+	task, err := tasks.Load(filepath.Join("testdata", "recipe-in-process"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -14,8 +14,8 @@ func ExampleLoadSuite() {
 		return
 	}
 	t, _ := suite.Task("recipe-trailing-dot")
-	fmt.Println(len(suite.Tasks) >= 8, t.Tests.Command, t.Limits.MaxTurnsOr())
-	// Output: true python3 -m unittest -v test_recipe_hidden 20
+	fmt.Println(len(suite.Tasks) >= 8, t.Golden.Each, t.Golden.CompareOr(), t.Limits.MaxTurnsOr())
+	// Output: true python3 observe.py json 20
 }
 
 // A bad task file is refused with the file, the field and what was expected.
