@@ -86,8 +86,8 @@ func (s *Scorer) runCheck(ctx context.Context, t *tasks.Task, change *Change, ho
 	var file []byte
 	if t.Check.Report == tasks.ReportJUnit {
 		var problem string
-		if file, problem = readSandboxFile(filepath.Join(work, filepath.FromSlash(t.Check.ReportFile)), maxReport); problem != "" {
-			res.ReportError = "the checker's report: " + problem
+		if file, problem = readSandboxFile(filepath.Join(work, filepath.FromSlash(t.Check.ReportFile)), maxReport, "the checker's report"); problem != "" {
+			res.ReportError = problem
 		}
 	}
 	var cases []testreport.Case

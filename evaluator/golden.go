@@ -117,11 +117,7 @@ func (s *Scorer) observe(ctx context.Context, t *tasks.Task, change *Change, hom
 // readObservation reads one observation file, never through a link, at
 // most tasks.MaxObservation bytes; a problem is said in words.
 func readObservation(p string) ([]byte, string) {
-	b, problem := readSandboxFile(p, tasks.MaxObservation)
-	if problem != "" {
-		return nil, "the observation " + problem
-	}
-	return b, ""
+	return readSandboxFile(p, tasks.MaxObservation, "the observation")
 }
 
 // runGolden scores the golden cases of t: one observation run, then each
@@ -264,9 +260,9 @@ func (s *Scorer) judgeByChecker(ctx context.Context, t *tasks.Task, obs *Observa
 	if res.ExitCode != 0 {
 		return nil, fmt.Sprintf("the checker failed (exit %d) on these observations", res.ExitCode), nil
 	}
-	b, problem := readSandboxFile(filepath.Join(work, verdictsFile), maxVerdicts)
+	b, problem := readSandboxFile(filepath.Join(work, verdictsFile), maxVerdicts, "the checker's "+verdictsFile)
 	if problem != "" {
-		return nil, "the checker's verdicts: " + problem, nil
+		return nil, problem, nil
 	}
 	verdicts, err := parseVerdicts(b)
 	if err != nil {
@@ -337,32 +333,33 @@ func cut(s string, n int) string {
 	return s
 }
 
-// readSandboxFile reads a file a sandboxed program wrote, never through a
-// link, at most limit bytes; a problem is said in words.
-func readSandboxFile(p string, limit int) ([]byte, string) {
+// readSandboxFile reads a file a sandboxed program wrote (what names it
+// in a problem), never through a link, without waiting on a pipe, at most
+// limit bytes; a problem is said in words.
+func readSandboxFile(p string, limit int, what string) ([]byte, string) {
 	f, err := os.OpenFile(p, os.O_RDONLY|syscallNoFollow|syscallNonBlock, 0)
 	if err != nil {
 		var pe *fs.PathError
 		switch {
 		case errors.Is(err, os.ErrNotExist):
-			return nil, "no " + filepath.Base(p) + " was written"
+			return nil, what + " was not written"
 		case errors.As(err, &pe) && pe.Err == syscallLoop:
-			return nil, filepath.Base(p) + " is a symbolic link, which bench never follows"
+			return nil, what + " is a symbolic link, which bench never follows"
 		case errors.As(err, &pe):
-			return nil, fmt.Sprintf("%s cannot be read: %v", filepath.Base(p), pe.Err)
+			return nil, fmt.Sprintf("%s cannot be read: %v", what, pe.Err)
 		}
-		return nil, fmt.Sprintf("%s cannot be read: %v", filepath.Base(p), err)
+		return nil, fmt.Sprintf("%s cannot be read: %v", what, err)
 	}
 	defer f.Close()
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, filepath.Base(p) + " is not a regular file"
+		return nil, what + " is not a regular file"
 	}
 	b, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
 	if err != nil {
-		return nil, fmt.Sprintf("%s cannot be read: %v", filepath.Base(p), err)
+		return nil, fmt.Sprintf("%s cannot be read: %v", what, err)
 	}
 	if len(b) > limit {
-		return nil, fmt.Sprintf("%s is larger than %d KiB", filepath.Base(p), limit>>10)
+		return nil, fmt.Sprintf("%s is larger than %d KiB", what, limit>>10)
 	}
 	return b, ""
 }
