@@ -546,7 +546,9 @@ func scanText(col *collector, known *hiddenSet, rel string, src []byte, comment 
 		if j := commentStart(line, comment); j >= 0 {
 			line = line[:j]
 		}
-		for _, word := range strings.FieldsFunc(line, func(r rune) bool { return r == ' ' || r == '\t' || r == '"' || r == '\'' || r == '`' || r == ';' || r == '(' || r == ')' || r == '<' || r == '>' || r == '|' || r == '&' }) {
+		for _, word := range strings.FieldsFunc(line, func(r rune) bool {
+			return r == ' ' || r == '\t' || r == '"' || r == '\'' || r == '`' || r == ';' || r == '(' || r == ')' || r == '<' || r == '>' || r == '|' || r == '&'
+		}) {
 			textFlags(col, known, rel, i+1, word)
 		}
 		textFlags(col, known, rel, i+1, strings.TrimSpace(line))

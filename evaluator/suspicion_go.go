@@ -272,7 +272,7 @@ func (g *goFile) walk(body ast.Node, fn *goFunc) {
 			case name == "syscall.Write" || name == "os.NewFile":
 				if len(n.Args) > 0 {
 					if lit, ok := n.Args[0].(*ast.BasicLit); ok && (lit.Value == "1" || lit.Value == "2") {
-						fn.effect(FlagInitWritesOutput, name + "(" + lit.Value + ", ...)", line)
+						fn.effect(FlagInitWritesOutput, name+"("+lit.Value+", ...)", line)
 					}
 				}
 			case name == "os.Executable":

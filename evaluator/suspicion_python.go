@@ -882,4 +882,3 @@ func (f *pyFile) reach(fn *pyFunc, seen map[string]bool) map[string]pyEffect {
 	}
 	return out
 }
-
