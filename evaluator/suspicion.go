@@ -180,7 +180,7 @@ const (
 	// MaxSuspicionFile is the largest file read.
 	MaxSuspicionFile = 1 << 20
 	// MaxSuspicionRead bounds the bytes read per attempt.
-	MaxSuspicionRead = 16 << 20
+	MaxSuspicionRead = 8 << 20
 )
 
 // Suspicions reads the carried files in the attempt's workspace (never
@@ -497,6 +497,13 @@ var (
 // textFlags flags one piece of text (a string literal, or a line of a
 // script) found at line of rel.
 func textFlags(col *collector, known *hiddenSet, rel string, line int, s string) {
+	if known.files[s] || known.tests[s] {
+		col.add(FlagReadsTests, rel, line, "names a hidden test or its file: "+shortText(s))
+		return
+	}
+	if !mayFlagText(s) {
+		return
+	}
 	show := shortText(s)
 	switch {
 	case testFileText.MatchString(s):
@@ -518,6 +525,24 @@ func textFlags(col *collector, known *hiddenSet, rel string, line int, s string)
 	if testRunText.MatchString(s) {
 		col.add(FlagDetectsTestRun, rel, line, "looks for a test run: "+show)
 	}
+}
+
+// textHints are what every text pattern needs one of (lower case): most
+// strings hold none, and skip the patterns.
+var textHints = []string{"test", "proc", "ptrace", "process_vm", "bench", "===", "---", "...", "ran ", "action", "0016", "x16", "\x16", ".py", "/"}
+
+// mayFlagText reports whether a pattern of textFlags may match s.
+func mayFlagText(s string) bool {
+	if len(s) < 3 {
+		return false
+	}
+	low := strings.ToLower(s)
+	for _, h := range textHints {
+		if strings.Contains(low, h) {
+			return true
+		}
+	}
+	return false
 }
 
 // namesFile reports whether s names a hidden test file: the file's name,

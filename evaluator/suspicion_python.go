@@ -122,13 +122,7 @@ func tokenizePython(src []byte) []pyLine {
 			cur = append(cur, pyTok{kind: '0', text: string(src[i:j]), line: line})
 			i = j
 		default:
-			op := string(c)
-			for _, o := range pyOps {
-				if strings.HasPrefix(string(src[i:min(n, i+3)]), o) {
-					op = o
-					break
-				}
-			}
+			op := pyOp(src[i:min(n, i+3)])
 			switch op {
 			case "(", "[", "{":
 				depth++
@@ -142,6 +136,25 @@ func tokenizePython(src []byte) []pyLine {
 	flush()
 	return lines
 }
+
+// pyOp is the operator at the start of b: the longest of pyOps, or its
+// first byte.
+func pyOp(b []byte) string {
+	for _, o := range pyOps {
+		if len(b) >= len(o) && string(b[:len(o)]) == o {
+			return o
+		}
+	}
+	return pySingleOps[b[0]]
+}
+
+// pySingleOps are the operators of one byte, as strings made once.
+var pySingleOps = func() (ops [256]string) {
+	for i := range ops {
+		ops[i] = string(rune(i))
+	}
+	return ops
+}()
 
 func isPyNameStart(c byte) bool {
 	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
@@ -797,7 +810,7 @@ func (f *pyFile) literals(st []pyTok) {
 			run = append(run, t.text)
 			textFlags(f.col, f.known, f.rel, t.line, t.text)
 			f.frameworkName(t.text, t.line)
-			if pyFrameworkText.MatchString(t.text) {
+			if strings.Contains(t.text, "test.") && pyFrameworkText.MatchString(t.text) {
 				f.col.add(FlagPatchesTests, f.rel, t.line, "names the test framework's internals: "+shortText(t.text))
 			}
 		case 'n':
@@ -805,7 +818,7 @@ func (f *pyFile) literals(st []pyTok) {
 			if strings.HasPrefix(t.text, "_bench_") {
 				f.col.add(FlagBenchInternals, f.rel, t.line, "names bench's internals: "+t.text)
 			}
-			if procText.MatchString(t.text) {
+			if strings.Contains(t.text, "ptrace") || strings.Contains(t.text, "PTRACE_") || t.text == "process_vm_readv" {
 				f.col.add(FlagReadsProcess, f.rel, t.line, "uses "+t.text)
 			}
 			if f.known.tests[t.text] || f.known.files[t.text] {

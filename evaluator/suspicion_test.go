@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"slices"
@@ -231,6 +232,13 @@ func TestSuspicionsExampleSolutions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A solve.sh may start python3 many times: through the interpreter's
+	// own folder, not a version manager's shim, which costs half a
+	// second a start on a busy machine.
+	path := "PATH=" + os.Getenv("PATH")
+	if out, err := exec.Command("python3", "-c", "import os, sys; print(os.path.dirname(os.path.realpath(sys.executable)))").Output(); err == nil {
+		path = "PATH=" + strings.TrimSpace(string(out)) + string(os.PathListSeparator) + os.Getenv("PATH")
+	}
 	for _, task := range suite.Tasks {
 		t.Run(task.ID, func(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(task.SolutionDir(), "solve.sh")); err != nil {
@@ -241,7 +249,7 @@ func TestSuspicionsExampleSolutions(t *testing.T) {
 			if err := task.CopyWorkspace(dir); err != nil {
 				t.Fatal(err)
 			}
-			out, err := RunCommand(context.Background(), `/bin/sh "$BENCH_TASK_DIR/solution/solve.sh"`, dir, SolveTimeout, "BENCH_TASK_DIR="+task.Dir)
+			out, err := RunCommand(context.Background(), `/bin/sh "$BENCH_TASK_DIR/solution/solve.sh"`, dir, SolveTimeout, "BENCH_TASK_DIR="+task.Dir, path)
 			if err != nil || !out.Passed {
 				t.Fatalf("solve.sh: %v\n%s", err, out.Output)
 			}
@@ -294,5 +302,232 @@ func TestSuspicionsExampleFiles(t *testing.T) {
 	}
 	if n < 15 {
 		t.Errorf("only %d source files in the examples: the walk is wrong", n)
+	}
+}
+
+// TestSuspicionsPython: what runs at import is told from what does not
+// (functions, the main guard, strings, comments), through the module's
+// imports and its own functions.
+func TestSuspicionsPython(t *testing.T) {
+	tests := []struct {
+		name, src string
+		want      []string
+	}{
+		{"os._exit at the top level", "import os\nos._exit(0)\n", []string{FlagExitAtImport}},
+		{"os._exit in a function", "import os\n\n\ndef f():\n    os._exit(0)\n", nil},
+		{"sys.exit under the main guard", "import sys\n\n\ndef main():\n    return 0\n\n\nif __name__ == \"__main__\":\n    sys.exit(main())\n", nil},
+		{"the main guard on one line, reversed", "import os\nif '__main__' == __name__: os._exit(0)\n", nil},
+		{"the else of the main guard runs at import", "import os\nif __name__ == '__main__':\n    pass\nelse:\n    os._exit(0)\n", []string{FlagExitAtImport}},
+		{"a class body runs at import", "import os\n\n\nclass A:\n    x = os.system('ls')\n", []string{FlagSpawnAtImport}},
+		{"a method does not", "import os\n\n\nclass A:\n    def f(self):\n        os.fork()\n", nil},
+		{"a def on one line", "import os\ndef f(): os._exit(0)\n", nil},
+		{"an if on one line at the top level", "import os\nif True: os._exit(0)\n", []string{FlagExitAtImport}},
+		{"statements after a semicolon", "import os; os._exit(0)\n", []string{FlagExitAtImport}},
+		{"code inside a string", "X = \"\"\"\nimport os\nos._exit(0)\nopen('test_recipe_hidden.py')\n\"\"\"\n", nil},
+		{"code in comments", "# import os\n# os._exit(0)  /proc/self/mem\nx = 1  # subprocess.run(['x'])\n", nil},
+		{"a backslash continuation", "import os\nx = 1 + \\\n    os.fork()\n", []string{FlagSpawnAtImport}},
+		{"a bracket continuation", "import subprocess\nx = [\n    subprocess.run(['x']),\n]\n", []string{FlagSpawnAtImport}},
+		{"from os import _exit as", "from os import _exit as quit_now\nquit_now(0)\n", []string{FlagExitAtImport}},
+		{"import os as", "import os as _o\n_o.forkpty()\n", []string{FlagSpawnAtImport}},
+		{"a star import", "from subprocess import *\nrun(['x'])\n", []string{FlagSpawnAtImport}},
+		{"a decorator runs at import", "import os\n\n\ndef deco(f):\n    os.fork()\n    return f\n\n\n@deco\ndef g():\n    pass\n", []string{FlagSpawnAtImport}},
+		{"through two functions", "import subprocess\n\n\ndef a():\n    b()\n\n\ndef b():\n    subprocess.run(['x'])\n\n\na()\n", []string{FlagSpawnAtImport}},
+		{"recursion ends", "def a():\n    a()\n\n\na()\n", nil},
+		{"an f-string with quotes inside", "import os\nd = {'k': 1}\nx = f\"{d[\"k\"]}\"\nos._exit(0)\n", []string{FlagExitAtImport}},
+		{"sys.stdout replaced at import", "import os, sys\nsys.stdout = open(os.devnull, 'w')\n", []string{FlagPatchesTests}},
+		{"sys.stdout replaced in main", "import io, sys\n\n\ndef main():\n    sys.stdout = io.StringIO()\n", nil},
+		{"sys.path at import", "import sys\nsys.path.insert(0, 'lib')\n", nil},
+		{"raise SystemExit at import", "raise SystemExit(0)\n", []string{FlagExitAtImport}},
+		{"raise SystemExit under the guard", "if __name__ == '__main__':\n    raise SystemExit(0)\n", nil},
+		{"unittest in sys.modules", "import sys\n\n\ndef f():\n    return 'unittest' in sys.modules\n", []string{FlagDetectsTestRun}},
+		{"setattr on unittest in a function", "import unittest\n\n\ndef f(g):\n    setattr(unittest.TestCase, 'run', g)\n", []string{FlagPatchesTests}},
+		{"a pytest hook", "def pytest_runtest_makereport(item, call):\n    pass\n", []string{FlagPatchesTests}},
+		{"sys.modules replaced", "import sys\n\n\ndef f(m):\n    sys.modules['unittest'] = m\n", []string{FlagDetectsTestRun, FlagPatchesTests}},
+		{"a caller's frame", "import sys\n\n\ndef f():\n    return sys._getframe(1).f_locals\n", []string{FlagInspectsCaller}},
+		{"the tests run again with this interpreter", "import subprocess, sys\n\n\ndef f():\n    subprocess.run([sys.executable, '-m', 'unittest', 'discover'])\n", []string{FlagReexec}},
+		{"a helper script run with this interpreter", "import subprocess, sys\n\n\ndef f():\n    subprocess.run([sys.executable, 'helper.py'])\n", nil},
+		{"a visible-style test module", "import unittest\n\nimport recipe\n\n\nclass RecipeTest(unittest.TestCase):\n    def test_title(self):\n        self.assertEqual(recipe.title('# A'), 'A')\n\n\nif __name__ == '__main__':\n    unittest.main()\n", nil},
+		{"unittest.main at import", "import unittest\nunittest.main()\n", []string{FlagPatchesTests}},
+		{"the canary's name split in two", "x = 'bench-' + 'canary-'\n", []string{FlagBenchInternals}},
+		{"a BENCH_ variable", "import os\n\n\ndef f():\n    return os.environ.get('BENCH_WORKSPACE')\n", []string{FlagBenchInternals}},
+		{"a hidden test's name", "def f():\n    return 'test_recipe_hidden'\n", []string{FlagReadsTests}},
+		{"the parent's id", "import os\n\n\ndef f():\n    return os.getppid()\n", []string{FlagReadsProcess}},
+		{"/proc/cpuinfo is no process", "def f():\n    return open('/proc/cpuinfo').read()\n", nil},
+		{"an unterminated string does not hide the rest", "x = 'abc\nimport os\nos._exit(0)\n", []string{FlagExitAtImport}},
+	}
+	task := exampleTask(t, "recipe-trailing-dot")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := flagsOf(t, task, carried(t, map[string]string{"recipe.py": tt.src}))
+			if got := s.Flags(); !slices.Equal(got, tt.want) {
+				t.Errorf("flags %v, want %v:%s", got, tt.want, describe(s))
+			}
+		})
+	}
+}
+
+// TestSuspicionsGo: what runs at initialisation (init, package variables,
+// the package's functions they call) is told from the rest.
+func TestSuspicionsGo(t *testing.T) {
+	const head = "package semver\n\nimport (\n\t\"fmt\"\n\t\"os\"\n\t\"os/exec\"\n)\n\nvar _, _, _ = fmt.Sprint, os.Getpid, exec.Command\n\n"
+	tests := []struct {
+		name, src string
+		want      []string
+	}{
+		{"exec in a function", head + "func run() { exec.Command(\"git\").Run() }\n", nil},
+		{"exec in init", head + "func init() { exec.Command(\"git\").Run() }\n", []string{FlagSpawnAtImport}},
+		{"exec in a package variable", head + "var out, _ = exec.Command(\"git\").Output()\n", []string{FlagSpawnAtImport}},
+		{"printing in main", head + "func main() { fmt.Println(\"hi\") }\n", nil},
+		{"printing in init", head + "func init() { fmt.Println(\"hi\") }\n", []string{FlagInitWritesOutput}},
+		{"os.Stderr in init", head + "func init() { fmt.Fprintln(os.Stderr, \"hi\") }\n", []string{FlagInitWritesOutput}},
+		{"reading in a function", head + "func load() ([]byte, error) { return os.ReadFile(\"data.txt\") }\n", nil},
+		{"reading through a function init calls", head + "func init() { load() }\nfunc load() { os.ReadFile(\"data.txt\") }\n", []string{FlagInitReadsFiles}},
+		{"a goroutine started in init", head + "func init() { go func() { os.Exit(0) }() }\n", []string{FlagExitAtImport}},
+		{"a renamed import", "package semver\n\nimport xos \"os\"\n\nfunc init() { xos.Exit(0) }\n", []string{FlagExitAtImport}},
+		{"a method named init is no init", head + "type T struct{}\n\nfunc (T) init() { os.Exit(0) }\n", nil},
+		{"go:embed of test files", "package semver\n\nimport \"embed\"\n\n//go:embed *_test.go\nvar tests embed.FS\n", []string{FlagReadsTests}},
+		{"go:embed of data", "package semver\n\nimport _ \"embed\"\n\n//go:embed data.txt\nvar data string\n", nil},
+		{"cgo", "package semver\n\n// int x;\nimport \"C\"\n", []string{FlagCompiledCode}},
+		{"testing.Testing", "package semver\n\nimport \"testing\"\n\nfunc f() bool { return testing.Testing() }\n", []string{FlagDetectsTestRun}},
+		{"the test binary's name", head + "func f() bool { return len(os.Args[0]) > 5 && os.Args[0][len(os.Args[0])-5:] == \".test\" }\n", []string{FlagDetectsTestRun}},
+		{"os.Args[0] run again", head + "func f() { exec.Command(os.Args[0], \"-test.run\", \"x\").Run() }\n", []string{FlagDetectsTestRun, FlagReexec}},
+		{"os.Args[1:] passed on is no re-execution", head + "func main() { exec.Command(\"git\", os.Args[1:]...).Run() }\n", nil},
+		{"a Go file that does not parse is read as text", "package semver\n\nfunc f( {\n\tx := \"/proc/self/mem\"\n// \"/proc/self/exe\"\n", []string{FlagReadsProcess}},
+		{"strings in comments", head + "// os.Exit(0) in init reads \"/proc/self/mem\" and *_test.go\nfunc f() {}\n", nil},
+	}
+	task := exampleTask(t, "semver-compare")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := flagsOf(t, task, carried(t, map[string]string{"semver.go": tt.src}))
+			if got := s.Flags(); !slices.Equal(got, tt.want) {
+				t.Errorf("flags %v, want %v:%s", got, tt.want, describe(s))
+			}
+		})
+	}
+}
+
+// TestSuspicionsBounds: the detector reads at most MaxSuspicionFile per
+// file and MaxSuspicionRead in all, never through a link, lists at most
+// MaxSuspicions, and counts a flag seen again in a file once.
+func TestSuspicionsBounds(t *testing.T) {
+	task := exampleTask(t, "recipe-trailing-dot")
+	t.Run("a source file over the limit is flagged not read; a data file is skipped", func(t *testing.T) {
+		big := strings.Repeat("x = 1\n", MaxSuspicionFile/6+1)
+		s := flagsOf(t, task, carried(t, map[string]string{"recipe.py": big, "data.csv": big}))
+		if len(s.List) != 1 || s.List[0].Flag != FlagNotRead || s.List[0].Path != "recipe.py" {
+			t.Errorf("got:%s", describe(s))
+		}
+	})
+	t.Run("files beyond the budget are flagged not read", func(t *testing.T) {
+		files := map[string]string{}
+		chunk := strings.Repeat("x = 1\n", (MaxSuspicionFile-100)/6)
+		for i := range MaxSuspicionRead/len(chunk) + 2 {
+			files[fmt.Sprintf("m%02d.py", i)] = chunk
+		}
+		s := flagsOf(t, task, carried(t, files))
+		if len(s.List) < 1 || s.List[0].Flag != FlagNotRead || !strings.Contains(s.List[0].Detail, "in all") {
+			t.Errorf("got:%s", describe(s))
+		}
+	})
+	t.Run("at most MaxSuspicions are listed", func(t *testing.T) {
+		files := map[string]string{}
+		for i := range MaxSuspicions + 10 {
+			files[fmt.Sprintf("p%03d.pth", i)] = "import os\n"
+		}
+		s := flagsOf(t, task, carried(t, files))
+		if len(s.List) != MaxSuspicions || s.More != 10 || !s.Flagged() {
+			t.Errorf("%d listed, %d more; want %d and 10", len(s.List), s.More, MaxSuspicions)
+		}
+	})
+	t.Run("a flag seen again in a file is listed once, at its first place", func(t *testing.T) {
+		s := flagsOf(t, task, carried(t, map[string]string{"recipe.py": "import os\nos.fork()\nos.fork()\nos.fork()\n"}))
+		if len(s.List) != 1 || s.List[0].Line != 2 || !strings.Contains(s.List[0].Detail, "and 2 more") {
+			t.Errorf("got:%s", describe(s))
+		}
+	})
+	t.Run("a carried file turned into a link is not followed", func(t *testing.T) {
+		c := carried(t, map[string]string{"recipe.py": "x = 1\n", "target.py": "import os\nos._exit(0)\n"})
+		p := filepath.Join(c.src, "recipe.py")
+		if err := os.Remove(p); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("target.py", p); err != nil {
+			t.Fatal(err)
+		}
+		c.Carried = c.Carried[:1]
+		s := flagsOf(t, task, c)
+		if len(s.List) != 1 || s.List[0].Flag != FlagNotRead {
+			t.Errorf("got:%s", describe(s))
+		}
+	})
+	t.Run("removed files are not read", func(t *testing.T) {
+		c := carried(t, nil)
+		c.Carried = []FileChange{{Path: "recipe.py", Kind: "removed"}}
+		if s := flagsOf(t, task, c); s.Flagged() {
+			t.Errorf("got:%s", describe(s))
+		}
+	})
+	t.Run("a change read back from the store has no workspace", func(t *testing.T) {
+		if _, err := (&Change{Carried: []FileChange{{Path: "recipe.py", Kind: "added"}}}).Suspicions(task); err == nil {
+			t.Error("no error")
+		}
+	})
+}
+
+// BenchmarkSuspicionsPython measures the detector on 1 MiB of Python (the
+// largest file it reads); BenchmarkSuspicionsGo on 1 MiB of Go. CPU time
+// and allocations are what counts on a shared machine.
+func BenchmarkSuspicionsPython(b *testing.B) {
+	benchmarkSuspicions(b, "recipe-trailing-dot", "recipe.py", "genuine_wordcount.py")
+}
+
+func BenchmarkSuspicionsGo(b *testing.B) {
+	benchmarkSuspicions(b, "semver-compare", "cmd/tool/main.go", "genuine_tool.go")
+}
+
+func benchmarkSuspicions(b *testing.B, id, rel, name string) {
+	task, err := tasks.Load(filepath.Join(examplesDir, id))
+	if err != nil {
+		b.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join("testdata", "suspicion", name))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var big []byte
+	if strings.HasSuffix(rel, ".go") {
+		// One file of many functions: the package clause and imports once.
+		body := src[strings.Index(string(src), "// defaultPrefixes"):]
+		big = append(big, src[:len(src)-len(body)]...)
+		for i := 0; ; i++ {
+			more := strings.NewReplacer("func ", fmt.Sprintf("func x%d", i), "var ", fmt.Sprintf("var x%d", i)).Replace(string(body))
+			if len(big)+len(more) > MaxSuspicionFile {
+				break
+			}
+			big = append(big, more...)
+		}
+	} else {
+		for len(big)+len(src) < MaxSuspicionFile {
+			big = append(big, src...)
+		}
+	}
+	dir := b.TempDir()
+	if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, rel)), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, rel), big, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	c := &Change{src: dir, Carried: []FileChange{{Path: rel, Kind: "added", Size: int64(len(big))}}}
+	b.SetBytes(int64(len(big)))
+	b.ReportAllocs()
+	for b.Loop() {
+		s, err := c.Suspicions(task)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if s.Flagged() {
+			b.Fatalf("flagged:%s", describe(s))
+		}
 	}
 }
