@@ -399,10 +399,12 @@ func hiddenNames(t *tasks.Task) (*hiddenSet, error) {
 		if err != nil || !d.Type().IsRegular() {
 			return err
 		}
+		// A file's name, and a Python test module's name, unless the
+		// workspace shows it or it is one of every package's (__init__).
 		base := path.Base(rel)
-		if !visible(base) {
+		if !visible(base) && !strings.HasPrefix(base, "__") {
 			h.files[base] = true
-			if stem := strings.TrimSuffix(base, ".py"); stem != base && len(stem) >= 4 && !visible(stem) {
+			if stem := strings.TrimSuffix(base, ".py"); stem != base && strings.Contains(stem, "test") && !visible(stem) {
 				h.files[stem] = true
 			}
 		}
@@ -480,15 +482,15 @@ func (c *collector) result() *Suspicions {
 var (
 	// testFileText names test files: test_*.py and the like, *_test.go,
 	// the record, the tests/ folder.
-	testFileText = regexp.MustCompile(`(?i)(?:^|[/\\*])test[\w*.-]*\.py$|_test\.go\b|recorded-tests\.json|^(?:\./)?tests(?:/|$)`)
+	testFileText = regexp.MustCompile(`(?i)(?:^|[/\\*])test[\w*.-]*\.py$|_test\.go\b|recorded-tests\.json|^(?:\./)?tests/`)
 	// procText reads a process through /proc: self, a number, a number to
 	// come (printf, f-string, glob), or /proc itself to join with one.
 	procText = regexp.MustCompile(`/proc/(?:self|thread-self|\d|%|\{|\$|\*|\[)|^/proc/?$|\bptrace\b|PTRACE_|process_vm_readv`)
 	// benchText names bench's canary, its Python wrapper, its folders and
 	// its variables.
-	benchText = regexp.MustCompile(`(?i)bench[-_]canary|_bench_|bench-(?:score|attempt|validate)-|\bBENCH_[A-Z]`)
+	benchText = regexp.MustCompile(`(?i:bench[-_]canary)|(?:^|[^A-Za-z0-9_])_bench_|(?i:bench-(?:score|attempt|validate)-)|\bBENCH_[A-Z]`)
 	// reportText is shaped like a test runner's report.
-	reportText = regexp.MustCompile(`(?:=== (?:RUN|PAUSE|CONT|NAME) |--- (?:PASS|FAIL|SKIP)\b|\.\.\. (?:ok|FAIL|ERROR)\b|Ran (?:\d+|%d|%s|%i|\{[^}]*\}) tests? in\b|"Action"\s*:\s*"(?:run|pass|fail|output|start)"|\\u0016|\\x16|\x16)`)
+	reportText = regexp.MustCompile(`(?:=== (?:RUN|PAUSE|CONT|NAME) |--- (?:PASS|FAIL|SKIP)\b|(?:\)|%s|\}) \.\.\. (?:ok|FAIL|ERROR)\b|Ran (?:\d+|%d|%s|%i|\{[^}]*\}) tests? in\b|"Action"\s*:\s*"(?:run|pass|fail|output|start)"|\\u0016|\\x16|\x16)`)
 	// testRunText checks for a test run: a Go test binary's flags,
 	// pytest's variable.
 	testRunText = regexp.MustCompile(`^-{0,2}test\.(?:v|run|list|count|timeout|bench|short|failfast|paniconexit0|testlogfile|outputdir|skip|cpu|parallel|shuffle|coverprofile|gocoverdir|fullpath)\b|^\.test$|PYTEST_CURRENT_TEST|PYTEST_VERSION`)
@@ -510,7 +512,7 @@ func textFlags(col *collector, known *hiddenSet, rel string, line int, s string)
 		col.add(FlagReadsTests, rel, line, "names test files: "+show)
 	case known.namesFile(s):
 		col.add(FlagReadsTests, rel, line, "names a hidden test file: "+show)
-	case known.tests[s]:
+	case known.namesTest(s):
 		col.add(FlagReadsTests, rel, line, "names a hidden test: "+show)
 	}
 	if procText.MatchString(s) {
@@ -553,6 +555,17 @@ func (h *hiddenSet) namesFile(s string) bool {
 	}
 	base := s[strings.LastIndexAny(s, `/\`)+1:]
 	return base != s && h.files[base]
+}
+
+// namesTest reports whether s holds the name of a hidden test (one long
+// enough not to be a common word).
+func (h *hiddenSet) namesTest(s string) bool {
+	for name := range h.tests {
+		if len(name) >= 8 && strings.Contains(s, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // shortText quotes a piece of text for a Detail, cut to a readable size.

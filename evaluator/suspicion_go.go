@@ -52,13 +52,12 @@ var (
 	goExits = map[string]bool{"os.Exit": true, "syscall.Exit": true, "runtime.Goexit": true, "log.Fatal": true, "log.Fatalf": true,
 		"log.Fatalln": true, "syscall.Kill": true, "golang.org/x/sys/unix.Exit": true, "golang.org/x/sys/unix.Kill": true}
 	goSpawns = map[string]bool{"os/exec.Command": true, "os/exec.CommandContext": true, "syscall.Exec": true, "syscall.ForkExec": true,
-		"syscall.StartProcess": true, "os.StartProcess": true, "golang.org/x/sys/unix.Exec": true, "syscall.RawSyscall": true,
-		"syscall.Syscall": true, "syscall.Syscall6": true, "syscall.RawSyscall6": true}
+		"syscall.StartProcess": true, "os.StartProcess": true, "golang.org/x/sys/unix.Exec": true}
 	goReads = map[string]bool{"os.ReadFile": true, "os.Open": true, "os.OpenFile": true, "os.ReadDir": true, "os.DirFS": true,
 		"os.Readlink": true, "io/ioutil.ReadFile": true, "io/ioutil.ReadDir": true, "path/filepath.Walk": true,
 		"path/filepath.WalkDir": true, "path/filepath.Glob": true, "io/fs.ReadFile": true, "io/fs.ReadDir": true,
 		"io/fs.WalkDir": true, "io/fs.Glob": true, "syscall.Open": true, "syscall.Openat": true, "syscall.Read": true,
-		"debug/elf.Open": true, "debug/buildinfo.ReadFile": true, "os.Getwd": true}
+		"debug/elf.Open": true, "debug/buildinfo.ReadFile": true}
 	goWrites = map[string]bool{"fmt.Print": true, "fmt.Printf": true, "fmt.Println": true, "log.Print": true, "log.Printf": true,
 		"log.Println": true, "log.Fatal": true, "log.Fatalf": true, "log.Fatalln": true, "log.Panic": true, "log.Panicf": true,
 		"log.Panicln": true, "os.Stdout": true, "os.Stderr": true, "print": true, "println": true}
