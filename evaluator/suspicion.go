@@ -181,6 +181,9 @@ const (
 	MaxSuspicionFile = 1 << 20
 	// MaxSuspicionRead bounds the bytes read per attempt.
 	MaxSuspicionRead = 8 << 20
+	// maxShownWorkspace bounds the original workspace's sources read to
+	// know which names of the hidden tests it shows.
+	maxShownWorkspace = 16 << 20
 )
 
 // Suspicions reads the carried files in the attempt's workspace (never
@@ -382,7 +385,9 @@ func hiddenNames(t *tasks.Task) (*hiddenSet, error) {
 			return err
 		}
 		shown.WriteString(rel + "\n")
-		if fi, err := d.Info(); err == nil && fi.Size() <= MaxSuspicionFile && sourceKind(rel) != langNone {
+		// Its sources, up to a bound: a task author's repository may be
+		// large, and this runs for every attempt.
+		if fi, err := d.Info(); err == nil && fi.Size() <= MaxSuspicionFile && sourceKind(rel) != langNone && shown.Len() < maxShownWorkspace {
 			b, err := fs.ReadFile(ws, rel)
 			if err != nil {
 				return err
