@@ -208,10 +208,15 @@ func (c *Change) Suspicions(t *tasks.Task) (*Suspicions, error) {
 		if f.Kind == "removed" {
 			continue
 		}
+		p := filepath.Join(c.src, filepath.FromSlash(f.Path))
 		lang := sourceKind(f.Path)
 		nameFlags(col, known, f.Path)
-		if lang == langNone && f.Size > MaxSuspicionFile {
-			continue // data, and too large to be a script: never read
+		if lang == langNone {
+			// Data, unless its #! line says it is a script.
+			head, err := readHead(p, 128)
+			if lang = shebangKind(head); err != nil || lang == langNone {
+				continue
+			}
 		}
 		if f.Size > MaxSuspicionFile {
 			col.add(FlagNotRead, f.Path, 0, fmt.Sprintf("not read: %d bytes, over the %d KiB limit", f.Size, MaxSuspicionFile>>10))
@@ -221,15 +226,12 @@ func (c *Change) Suspicions(t *tasks.Task) (*Suspicions, error) {
 			col.add(FlagNotRead, f.Path, 0, fmt.Sprintf("not read: the carried files exceed %d MiB in all", MaxSuspicionRead>>20))
 			continue
 		}
-		src, err := readBounded(filepath.Join(c.src, filepath.FromSlash(f.Path)), MaxSuspicionFile)
+		src, err := readBounded(p, MaxSuspicionFile)
 		if err != nil {
 			col.add(FlagNotRead, f.Path, 0, "not read: "+err.Error())
 			continue
 		}
 		budget -= len(src)
-		if lang == langNone {
-			lang = shebangKind(src)
-		}
 		d.scan(f.Path, lang, src)
 	}
 	d.finish()
@@ -291,6 +293,25 @@ func readBounded(p string, limit int) ([]byte, error) {
 		return nil, fmt.Errorf("grew over the %d KiB limit", limit>>10)
 	}
 	return b, nil
+}
+
+// readHead reads the first n bytes of a regular file (fewer if it is
+// shorter), never through a link.
+func readHead(p string, n int) ([]byte, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|syscallNoFollow, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, errors.New("not a regular file")
+	}
+	b := make([]byte, n)
+	k, err := io.ReadFull(f, b)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return b[:k], nil
 }
 
 // sourceLang is the kind of a carried file as the detector reads it.

@@ -435,6 +435,17 @@ func TestSuspicionsBounds(t *testing.T) {
 			t.Errorf("got:%s", describe(s))
 		}
 	})
+	t.Run("data files take none of the budget; a script without an extension is read", func(t *testing.T) {
+		files := map[string]string{"zz_tool": "#!/usr/bin/env python3\nimport os\nos._exit(0)\n", "zz_run": "#!/bin/sh\ncat /proc/self/maps\n"}
+		chunk := strings.Repeat("a,b,c\n", (MaxSuspicionFile-100)/6)
+		for i := range MaxSuspicionRead/len(chunk) + 2 {
+			files[fmt.Sprintf("d%02d.csv", i)] = chunk
+		}
+		s := flagsOf(t, task, carried(t, files))
+		if got := s.Flags(); !slices.Equal(got, []string{FlagExitAtImport, FlagReadsProcess}) {
+			t.Errorf("flags %v:%s", got, describe(s))
+		}
+	})
 	t.Run("at most MaxSuspicions are listed", func(t *testing.T) {
 		files := map[string]string{}
 		for i := range MaxSuspicions + 10 {
