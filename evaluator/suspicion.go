@@ -122,6 +122,11 @@ const (
 	// interpreter's objects (sys._getframe, inspect.stack, f_back,
 	// gc.get_objects).
 	FlagInspectsCaller = "inspects-caller"
+	// FlagDynamicCode: code that cannot be read where it stands: Python's
+	// exec, eval, compile, marshal.loads, code objects made by hand,
+	// ctypes, __import__ of a computed name; Go's plugin.Open. (A
+	// literal given to exec or eval is read as code too.)
+	FlagDynamicCode = "dynamic-code"
 	// FlagStartupFile: a file Python runs at start-up or pytest loads by
 	// itself (.pth, sitecustomize.py, usercustomize.py, conftest.py).
 	FlagStartupFile = "startup-file"
@@ -163,6 +168,8 @@ func FlagMeaning(flag string) string {
 		return "holds text shaped like a test report"
 	case FlagInspectsCaller:
 		return "reads its callers' frames or the interpreter's objects"
+	case FlagDynamicCode:
+		return "runs code made at run time (exec, eval, ctypes, plugins)"
 	case FlagStartupFile:
 		return "a file Python or pytest runs by itself at start-up"
 	case FlagCompiledCode:

@@ -276,6 +276,8 @@ func (g *goFile) walk(body ast.Node, fn *goFunc) {
 				}
 			case name == "os.Executable":
 				self = name
+			case name == "plugin.Open":
+				g.d.col.add(FlagDynamicCode, g.rel, line, "calls plugin.Open")
 			case name == "testing.Testing":
 				g.d.col.add(FlagDetectsTestRun, g.rel, line, "calls testing.Testing")
 			case name == "testing.MainStart" || name == "testing.Main" || name == "testing.RunTests" || name == "testing.Init":

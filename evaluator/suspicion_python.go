@@ -107,8 +107,22 @@ func tokenizePython(src []byte) []pyLine {
 			}
 			word := string(src[i:j])
 			if j < n && (src[j] == '"' || src[j] == '\'') && isPyStringPrefix(word) {
-				tok, next, nl := pyString(src, j, strings.ToLower(word))
+				prefix := strings.ToLower(word)
+				tok, next, nl := pyString(src, j, prefix)
 				cur = append(cur, pyTok{kind: 's', text: tok, line: line})
+				if strings.ContainsAny(prefix, "ft") {
+					// The expressions of an f-string run: they are code.
+					for _, e := range pyFExprs(tok) {
+						cur = append(cur, pyTok{kind: 'o', text: "(", line: line})
+						for _, l := range tokenizePython([]byte(e)) {
+							for _, t := range l.toks {
+								t.line = line
+								cur = append(cur, t)
+							}
+						}
+						cur = append(cur, pyTok{kind: 'o', text: ")", line: line})
+					}
+				}
 				i, line = next, line+nl
 				continue
 			}
@@ -155,6 +169,40 @@ var pySingleOps = func() (ops [256]string) {
 	}
 	return ops
 }()
+
+// pyUnescape decodes the common escapes of a string literal's text (a
+// literal handed to exec is read as the code it holds).
+func pyUnescape(s string) string {
+	return strings.NewReplacer(`\n`, "\n", `\t`, "\t", `\\`, `\`, `\'`, "'", `\"`, `"`).Replace(s)
+}
+
+// pyFExprs gives the expressions between the braces of an f-string's
+// text ("{{" is a brace of the text).
+func pyFExprs(text string) []string {
+	var out []string
+	depth, from := 0, 0
+	for i := 0; i < len(text); i++ {
+		switch text[i] {
+		case '{':
+			if depth == 0 && i+1 < len(text) && text[i+1] == '{' {
+				i++
+				continue
+			}
+			if depth == 0 {
+				from = i + 1
+			}
+			depth++
+		case '}':
+			if depth == 0 {
+				continue
+			}
+			if depth--; depth == 0 {
+				out = append(out, text[from:i])
+			}
+		}
+	}
+	return out
+}
 
 func isPyNameStart(c byte) bool {
 	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
@@ -278,6 +326,10 @@ var (
 	// hooks. Set at import, they watch or steer the tests.
 	pyHooks = map[string]bool{"sys.settrace": true, "sys.setprofile": true, "sys.addaudithook": true, "threading.settrace": true,
 		"threading.setprofile": true, "sys.monitoring.register_callback": true, "sys.monitoring.use_tool_id": true}
+	// pyDynamic run code that is not written where it stands.
+	pyDynamic = map[string]bool{"exec": true, "eval": true, "compile": true, "builtins.exec": true, "builtins.eval": true,
+		"builtins.compile": true, "marshal.loads": true, "types.CodeType": true, "types.FunctionType": true,
+		"pickle.loads": true, "runpy.run_path": true, "runpy.run_module": true, "code.InteractiveInterpreter": true}
 	pyFrameworkText = regexp.MustCompile(`^(?:unittest|_pytest|pytest|doctest)\.`)
 	pyTestRunText   = regexp.MustCompile(`\b_?(?:unittest|pytest)\b`)
 	// pyTestModule is a test runner's module, as `python -m` takes it.
@@ -331,14 +383,15 @@ type pyScope struct {
 
 // pyFile is the state of scanning one Python file.
 type pyFile struct {
-	col     *collector
-	known   *hiddenSet
-	rel     string
-	aliases map[string]string
-	star    []string
-	funcs   map[string]*pyFunc
-	atImort []pyCall
-	scopes  map[string]*pyScope
+	col      *collector
+	known    *hiddenSet
+	rel      string
+	aliases  map[string]string
+	star     []string
+	funcs    map[string]*pyFunc
+	atImport []pyCall
+	scopes   map[string]*pyScope
+	depth    int // of exec'd literals read within each other
 }
 
 // pyCall is a call of a function of the file, made at import.
@@ -435,7 +488,7 @@ func pyHeaderEnd(toks []pyTok) int {
 	depth, lambdas := 0, 0
 	for i, t := range toks {
 		switch {
-		case t.kind == 'n' && t.text == "lambda":
+		case t.kind == 'n' && t.text == "lambda" && depth == 0:
 			lambdas++
 		case t.kind != 'o':
 		case t.text == "(" || t.text == "[" || t.text == "{":
@@ -688,6 +741,26 @@ func (f *pyFile) statement(st []pyTok, ctx pyCtx) {
 		if ctx.importTime && c.call && (pyHooks[name] || pyFrameworkTarget(name) && !strings.HasPrefix(name, "sys.modules") && !strings.HasPrefix(name, "builtins.")) {
 			f.col.add(FlagPatchesTests, f.rel, line, "calls "+name+" at import")
 		}
+		switch {
+		case c.call && (pyDynamic[name] && (!c.bare || f.funcs[name] == nil) || strings.HasPrefix(name, "ctypes.")):
+			f.col.add(FlagDynamicCode, f.rel, line, "calls "+name)
+			// A literal given to exec or eval is code: read it, where
+			// the call stands.
+			if (name == "exec" || name == "eval" || name == "builtins.exec" || name == "builtins.eval") && c.end+2 < len(st) && st[c.end+1].kind == 's' && f.depth < 2 {
+				f.depth++
+				for _, l := range tokenizePython([]byte(pyUnescape(st[c.end+1].text))) {
+					for _, inner := range splitPy(l.toks, ";") {
+						for k := range inner {
+							inner[k].line = line
+						}
+						f.statement(inner, ctx)
+					}
+				}
+				f.depth--
+			}
+		case c.call && name == "__import__" && c.end+1 < len(st) && st[c.end+1].kind != 's':
+			f.col.add(FlagDynamicCode, f.rel, line, "imports a computed name with __import__")
+		}
 		var eff *pyEffect
 		switch {
 		case pyExits[name] && (!c.bare || f.aliases[name] != "" || f.funcs[name] == nil):
@@ -728,7 +801,7 @@ func (f *pyFile) statement(st []pyTok, ctx pyCtx) {
 			}
 			if !strings.Contains(callee, ".") {
 				if ctx.importTime {
-					f.atImort = append(f.atImort, pyCall{name: callee, line: line})
+					f.atImport = append(f.atImport, pyCall{name: callee, line: line})
 				} else if fn != nil {
 					if _, ok := fn.calls[callee]; !ok {
 						fn.calls[callee] = line
@@ -852,7 +925,7 @@ func (f *pyFile) frameworkName(s string, line int) {
 // finish flags what the module's import-time calls reach, and
 // re-executions.
 func (f *pyFile) finish() {
-	for _, call := range f.atImort {
+	for _, call := range f.atImport {
 		fn := f.funcs[call.name]
 		if fn == nil {
 			continue
