@@ -204,12 +204,20 @@ func (g *goFile) testMain(decl *ast.FuncDecl) {
 	m := decl.Type.Params.List[0].Names[0].Name
 	runs := false
 	ast.Inspect(decl.Body, func(n ast.Node) bool {
-		if sel, ok := n.(*ast.SelectorExpr); ok && sel.Sel.Name == "Run" {
-			if id, ok := sel.X.(*ast.Ident); ok && id.Name == m {
+		switch n := n.(type) {
+		case *ast.SelectorExpr:
+			if id, ok := n.X.(*ast.Ident); ok && id.Name == m && n.Sel.Name == "Run" {
 				runs = true
 			}
+		case *ast.CallExpr:
+			// os.Exit(0) whatever m.Run said.
+			if name := g.name(n.Fun); (name == "os.Exit" || name == "syscall.Exit") && len(n.Args) == 1 {
+				if lit, ok := n.Args[0].(*ast.BasicLit); ok && lit.Value == "0" {
+					g.d.col.add(FlagPatchesTests, g.rel, g.line(n), "a TestMain that exits 0 whatever the tests did")
+				}
+			}
 		}
-		return !runs
+		return true
 	})
 	if !runs {
 		g.d.col.add(FlagPatchesTests, g.rel, g.line(decl), "a TestMain that never calls "+m+".Run: no test runs")

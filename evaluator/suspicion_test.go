@@ -405,12 +405,17 @@ func TestSuspicionsGo(t *testing.T) {
 		{"os.Args[0] run again", head + "func f() { exec.Command(os.Args[0], \"-test.run\", \"x\").Run() }\n", []string{FlagDetectsTestRun, FlagReexec}},
 		{"os.Args[1:] passed on is no re-execution", head + "func main() { exec.Command(\"git\", os.Args[1:]...).Run() }\n", nil},
 		{"a Go file that does not parse is read as text", "package semver\n\nfunc f( {\n\tx := \"/proc/self/mem\"\n// \"/proc/self/exe\"\n", []string{FlagReadsProcess}},
+		{"a TestMain that exits 0 after the tests", "package semver\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestMain(m *testing.M) {\n\tm.Run()\n\tos.Exit(0)\n}\n", []string{FlagPatchesTests}},
 		{"strings in comments", head + "// os.Exit(0) in init reads \"/proc/self/mem\" and *_test.go\nfunc f() {}\n", nil},
 	}
 	task := exampleTask(t, "semver-compare")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := flagsOf(t, task, carried(t, map[string]string{"semver.go": tt.src}))
+			rel := "semver.go"
+			if strings.Contains(tt.src, "func TestMain") {
+				rel = "main_test.go"
+			}
+			s := flagsOf(t, task, carried(t, map[string]string{rel: tt.src}))
 			if got := s.Flags(); !slices.Equal(got, tt.want) {
 				t.Errorf("flags %v, want %v:%s", got, tt.want, describe(s))
 			}
