@@ -317,11 +317,7 @@ func (g *goFile) walk(body ast.Node, fn *goFunc) {
 		return true
 	})
 	if spawn != 0 && self != "" {
-		where := "in " + fn.name
-		if fn.name == "init" || strings.HasPrefix(fn.name, "var ") {
-			where = "in " + fn.name + ", at initialisation"
-		}
-		g.d.col.add(FlagReexec, g.rel, spawn, fmt.Sprintf("starts a process %s that also uses %s: its own binary again", where, self))
+		g.d.col.add(FlagReexec, g.rel, spawn, fmt.Sprintf("starts a process in %s, which also uses %s: its own binary again", fn.name, self))
 	}
 }
 

@@ -794,7 +794,10 @@ func (f *pyFile) statement(st []pyTok, ctx pyCtx) {
 			}
 		}
 		// Calls of the file's own functions (bare names; self.x too).
-		if c.call || c.start > 0 && st[c.start-1].kind == 'o' && st[c.start-1].text == "@" {
+		// Within a function a name it only refers to counts as well
+		// (`act = _a if x else _b; act()`); at import only calls and
+		// decorators do (a handler registered at import runs later).
+		if c.call || c.start > 0 && st[c.start-1].kind == 'o' && st[c.start-1].text == "@" || fn != nil && c.bare {
 			callee := name
 			if strings.HasPrefix(callee, "self.") || strings.HasPrefix(callee, "cls.") {
 				_, callee, _ = strings.Cut(callee, ".")

@@ -332,6 +332,8 @@ func TestSuspicionsPython(t *testing.T) {
 		{"a star import", "from subprocess import *\nrun(['x'])\n", []string{FlagSpawnAtImport}},
 		{"a decorator runs at import", "import os\n\n\ndef deco(f):\n    os.fork()\n    return f\n\n\n@deco\ndef g():\n    pass\n", []string{FlagSpawnAtImport}},
 		{"through two functions", "import subprocess\n\n\ndef a():\n    b()\n\n\ndef b():\n    subprocess.run(['x'])\n\n\na()\n", []string{FlagSpawnAtImport}},
+		{"through a function chosen at run time", "import os\n\n\ndef _a():\n    os._exit(0)\n\n\ndef _b():\n    pass\n\n\ndef go(x):\n    act = _a if x else _b\n    act()\n\n\ngo(1)\n", []string{FlagExitAtImport}},
+		{"a handler registered at import runs later", "import atexit, subprocess\n\n\ndef cleanup():\n    subprocess.run(['rm', '-rf', 'tmp'])\n\n\natexit.register(cleanup)\n", nil},
 		{"recursion ends", "def a():\n    a()\n\n\na()\n", nil},
 		{"an f-string with quotes inside", "import os\nd = {'k': 1}\nx = f\"{d[\"k\"]}\"\nos._exit(0)\n", []string{FlagExitAtImport}},
 		{"sys.stdout replaced at import", "import os, sys\nsys.stdout = open(os.devnull, 'w')\n", []string{FlagPatchesTests}},
