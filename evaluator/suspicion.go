@@ -24,7 +24,7 @@ import (
 // reading; a flag only says where to look. docs/flags.md explains each
 // flag to task authors and to people reading results.
 //
-// The detector never runs the agent's code nor loads it as code: Go files
+// The flagDetector never runs the agent's code nor loads it as code: Go files
 // are parsed with go/parser, Python files with a tokenizer of its own that
 // knows strings, comments, brackets and indentation (so that code run at
 // import is told from code in a function), and the rest is read as text.
@@ -180,7 +180,7 @@ func FlagMeaning(flag string) string {
 	return ""
 }
 
-// Bounds of the detector.
+// Bounds of the flagDetector.
 const (
 	// MaxSuspicions bounds the suspicions listed per attempt.
 	MaxSuspicions = 64
@@ -208,20 +208,20 @@ func (c *Change) Suspicions(t *tasks.Task) (*Suspicions, error) {
 	if err != nil {
 		return nil, fmt.Errorf("flag the carried change of task %s: %w", t.ID, err)
 	}
-	col := newCollector()
-	d := &detector{col: col, known: known, pkgs: map[string]*goPkg{}}
+	col := newFlagCollector()
+	d := &flagDetector{col: col, known: known, pkgs: map[string]*goPkg{}}
 	budget := MaxSuspicionRead
 	for _, f := range c.Carried {
 		if f.Kind == "removed" {
 			continue
 		}
 		p := filepath.Join(c.src, filepath.FromSlash(f.Path))
-		lang := sourceKind(f.Path)
+		lang := carriedKind(f.Path)
 		nameFlags(col, known, f.Path)
 		if lang == langNone {
 			// Data, unless its #! line says it is a script.
-			head, err := readHead(p, 128)
-			if lang = shebangKind(head); err != nil || lang == langNone {
+			head, err := readCarriedHead(p, 128)
+			if lang = shebangLang(head); err != nil || lang == langNone {
 				continue
 			}
 		}
@@ -233,7 +233,7 @@ func (c *Change) Suspicions(t *tasks.Task) (*Suspicions, error) {
 			col.add(FlagNotRead, f.Path, 0, fmt.Sprintf("not read: the carried files exceed %d MiB in all", MaxSuspicionRead>>20))
 			continue
 		}
-		src, err := readBounded(p, MaxSuspicionFile)
+		src, err := readCarriedBounded(p, MaxSuspicionFile)
 		if err != nil {
 			col.add(FlagNotRead, f.Path, 0, "not read: "+err.Error())
 			continue
@@ -245,9 +245,9 @@ func (c *Change) Suspicions(t *tasks.Task) (*Suspicions, error) {
 	return col.result(), nil
 }
 
-// detector is the state of reading one attempt's carried files.
-type detector struct {
-	col   *collector
+// flagDetector is the state of reading one attempt's carried files.
+type flagDetector struct {
+	col   *flagCollector
 	known *hiddenSet
 	// pkgs are the Go packages read, by folder: what an init reaches is
 	// followed across the package's carried files.
@@ -255,27 +255,27 @@ type detector struct {
 }
 
 // scan flags one file of the given kind.
-func (d *detector) scan(rel string, lang sourceLang, src []byte) {
+func (d *flagDetector) scan(rel string, lang carriedLang, src []byte) {
 	switch lang {
 	case langPython:
 		scanPython(d.col, d.known, rel, src)
 	case langGo:
 		d.scanGo(rel, src)
 	case langShell:
-		scanText(d.col, d.known, rel, src, "#")
+		scanScriptText(d.col, d.known, rel, src, "#")
 	}
 }
 
 // finish flags what needs every file read first.
-func (d *detector) finish() {
+func (d *flagDetector) finish() {
 	for _, dir := range slices.Sorted(maps.Keys(d.pkgs)) {
 		d.pkgs[dir].finish(d.col)
 	}
 }
 
-// readBounded reads a regular file, never through a link, failing when it
-// holds more than limit bytes.
-func readBounded(p string, limit int) ([]byte, error) {
+// readCarriedBounded reads a regular file, never through a link, failing
+// when it holds more than limit bytes.
+func readCarriedBounded(p string, limit int) ([]byte, error) {
 	f, err := os.OpenFile(p, os.O_RDONLY|syscallNoFollow, 0)
 	if err != nil {
 		var pe *fs.PathError
@@ -302,9 +302,9 @@ func readBounded(p string, limit int) ([]byte, error) {
 	return b, nil
 }
 
-// readHead reads the first n bytes of a regular file (fewer if it is
+// readCarriedHead reads the first n bytes of a regular file (fewer if it is
 // shorter), never through a link.
-func readHead(p string, n int) ([]byte, error) {
+func readCarriedHead(p string, n int) ([]byte, error) {
 	f, err := os.OpenFile(p, os.O_RDONLY|syscallNoFollow, 0)
 	if err != nil {
 		return nil, err
@@ -321,18 +321,18 @@ func readHead(p string, n int) ([]byte, error) {
 	return b[:k], nil
 }
 
-// sourceLang is the kind of a carried file as the detector reads it.
-type sourceLang int
+// carriedLang is the kind of a carried file as the detector reads it.
+type carriedLang int
 
 const (
-	langNone sourceLang = iota
+	langNone carriedLang = iota
 	langPython
 	langGo
 	langShell
 )
 
-// sourceKind tells a file's kind by its name.
-func sourceKind(rel string) sourceLang {
+// carriedKind tells a file's kind by its name.
+func carriedKind(rel string) carriedLang {
 	switch path.Ext(rel) {
 	case ".py", ".pyw":
 		return langPython
@@ -344,8 +344,8 @@ func sourceKind(rel string) sourceLang {
 	return langNone
 }
 
-// shebangKind tells a file without a known extension by its #! line.
-func shebangKind(src []byte) sourceLang {
+// shebangLang tells a file without a known extension by its #! line.
+func shebangLang(src []byte) carriedLang {
 	if !bytes.HasPrefix(src, []byte("#!")) {
 		return langNone
 	}
@@ -360,7 +360,7 @@ func shebangKind(src []byte) sourceLang {
 }
 
 // nameFlags flags a carried file by its name alone.
-func nameFlags(col *collector, known *hiddenSet, rel string) {
+func nameFlags(col *flagCollector, known *hiddenSet, rel string) {
 	base := path.Base(rel)
 	for _, seg := range strings.Split(rel, "/") {
 		if known.files[seg] || known.files[strings.TrimSuffix(seg, ".py")] {
@@ -415,7 +415,7 @@ func hiddenNames(t *tasks.Task) (*hiddenSet, error) {
 		shown.WriteString(rel + "\n")
 		// Its sources, up to a bound: a task author's repository may be
 		// large, and this runs for every attempt.
-		if fi, err := d.Info(); err == nil && fi.Size() <= MaxSuspicionFile && sourceKind(rel) != langNone && shown.Len() < maxShownWorkspace {
+		if fi, err := d.Info(); err == nil && fi.Size() <= MaxSuspicionFile && carriedKind(rel) != langNone && shown.Len() < maxShownWorkspace {
 			b, err := fs.ReadFile(ws, rel)
 			if err != nil {
 				return err
@@ -441,7 +441,7 @@ func hiddenNames(t *tasks.Task) (*hiddenSet, error) {
 				h.files[stem] = true
 			}
 		}
-		if fi, err := d.Info(); err != nil || fi.Size() > MaxSuspicionFile || sourceKind(rel) == langNone {
+		if fi, err := d.Info(); err != nil || fi.Size() > MaxSuspicionFile || carriedKind(rel) == langNone {
 			return err
 		}
 		b, err := fs.ReadFile(tests, rel)
@@ -462,20 +462,21 @@ func hiddenNames(t *tasks.Task) (*hiddenSet, error) {
 	return h, nil
 }
 
-// collector gathers suspicions: one per flag and file, at its first place.
-type collector struct {
+// flagCollector gathers suspicions: one per flag and file, at its first
+// place.
+type flagCollector struct {
 	seen map[[2]string]int // (flag, path) -> index in list
 	more map[int]int       // further places of list[i]
 	list []Suspicion
 }
 
-func newCollector() *collector {
-	return &collector{seen: map[[2]string]int{}, more: map[int]int{}}
+func newFlagCollector() *flagCollector {
+	return &flagCollector{seen: map[[2]string]int{}, more: map[int]int{}}
 }
 
 // add records a suspicion; a flag seen again in the same file keeps its
 // earliest place and counts the others.
-func (c *collector) add(flag, rel string, line int, detail string) {
+func (c *flagCollector) add(flag, rel string, line int, detail string) {
 	k := [2]string{flag, rel}
 	if i, ok := c.seen[k]; ok {
 		if line < c.list[i].Line {
@@ -489,7 +490,7 @@ func (c *collector) add(flag, rel string, line int, detail string) {
 }
 
 // result sorts, counts and bounds what was collected.
-func (c *collector) result() *Suspicions {
+func (c *flagCollector) result() *Suspicions {
 	for i, n := range c.more {
 		c.list[i].Detail += fmt.Sprintf(" (and %d more in this file)", n)
 	}
@@ -531,15 +532,15 @@ var (
 
 // textFlags flags one piece of text (a string literal, or a line of a
 // script) found at line of rel.
-func textFlags(col *collector, known *hiddenSet, rel string, line int, s string) {
+func textFlags(col *flagCollector, known *hiddenSet, rel string, line int, s string) {
 	if known.files[s] || known.tests[s] {
-		col.add(FlagReadsTests, rel, line, "names a hidden test or its file: "+shortText(s))
+		col.add(FlagReadsTests, rel, line, "names a hidden test or its file: "+quoteShort(s))
 		return
 	}
 	if !mayFlagText(s) {
 		return
 	}
-	show := shortText(s)
+	show := quoteShort(s)
 	switch {
 	case testFileText.MatchString(s):
 		col.add(FlagReadsTests, rel, line, "names test files: "+show)
@@ -601,8 +602,8 @@ func (h *hiddenSet) namesTest(s string) bool {
 	return false
 }
 
-// shortText quotes a piece of text for a Detail, cut to a readable size.
-func shortText(s string) string {
+// quoteShort quotes a piece of text for a Detail, cut to a readable size.
+func quoteShort(s string) string {
 	const max = 80
 	if len(s) > max {
 		s = cutUTF8(s, max) + "..."
@@ -610,9 +611,9 @@ func shortText(s string) string {
 	return fmt.Sprintf("%q", s)
 }
 
-// scanText flags the lines of a script read as text, without its
+// scanScriptText flags the lines of a script read as text, without its
 // comments (those starting with comment at the start of a word).
-func scanText(col *collector, known *hiddenSet, rel string, src []byte, comment string) {
+func scanScriptText(col *flagCollector, known *hiddenSet, rel string, src []byte, comment string) {
 	for i, line := range strings.Split(string(src), "\n") {
 		if j := commentStart(line, comment); j >= 0 {
 			line = line[:j]

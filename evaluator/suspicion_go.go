@@ -12,7 +12,7 @@ import (
 	"strings"
 )
 
-// The Go side of the detector: each carried Go file is parsed with
+// The Go side of the flagDetector: each carried Go file is parsed with
 // go/parser (never built), its imports give calls their packages' paths,
 // and what a package's init functions and package-level variables'
 // initialisers do is followed through the package's functions, across
@@ -64,12 +64,12 @@ var (
 )
 
 // scanGo flags one Go file and adds its functions to its package.
-func (d *detector) scanGo(rel string, src []byte) {
+func (d *flagDetector) scanGo(rel string, src []byte) {
 	fset := token.NewFileSet()
 	file, err := parser.ParseFile(fset, rel, src, parser.ParseComments|parser.SkipObjectResolution)
 	if err != nil || file == nil {
 		// It does not build, so it runs nowhere; its text is still read.
-		scanText(d.col, d.known, rel, src, "//")
+		scanScriptText(d.col, d.known, rel, src, "//")
 		return
 	}
 	dir := path.Dir(rel)
@@ -164,7 +164,7 @@ func goImportName(p string) string {
 
 // goFile is the state of reading one Go file.
 type goFile struct {
-	d       *detector
+	d       *flagDetector
 	rel     string
 	fset    *token.FileSet
 	imports map[string]string // local name -> import path
@@ -363,7 +363,7 @@ func goString(e ast.Expr) (string, bool) {
 // finish flags what the package's inits and variables' initialisers do,
 // themselves (where they do it) or through the package's functions they
 // call (at the call).
-func (p *goPkg) finish(col *collector) {
+func (p *goPkg) finish(col *flagCollector) {
 	for _, root := range p.roots {
 		for _, e := range root.effects {
 			col.add(e.flag, root.rel, e.line, e.what+" in "+root.name)

@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// The Python side of the detector. bench never runs nor imports the
+// The Python side of the flagDetector. bench never runs nor imports the
 // agent's Python: a tokenizer of its own reads strings, comments,
 // brackets, continuation lines and indentation, so that the statements of
 // a module are known with the blocks they stand in. A statement runs at
@@ -383,7 +383,7 @@ type pyScope struct {
 
 // pyFile is the state of scanning one Python file.
 type pyFile struct {
-	col      *collector
+	col      *flagCollector
 	known    *hiddenSet
 	rel      string
 	aliases  map[string]string
@@ -410,7 +410,7 @@ type pyChain struct {
 }
 
 // scanPython flags one Python file.
-func scanPython(col *collector, known *hiddenSet, rel string, src []byte) {
+func scanPython(col *flagCollector, known *hiddenSet, rel string, src []byte) {
 	f := &pyFile{col: col, known: known, rel: rel, aliases: map[string]string{}, funcs: map[string]*pyFunc{}, scopes: map[string]*pyScope{}}
 	lines := tokenizePython(src)
 	// Imports first, wherever they are: a name bound later in the file
@@ -893,7 +893,7 @@ func (f *pyFile) literals(st []pyTok) {
 			textFlags(f.col, f.known, f.rel, t.line, t.text)
 			f.frameworkName(t.text, t.line)
 			if strings.Contains(t.text, "test.") && pyFrameworkText.MatchString(t.text) {
-				f.col.add(FlagPatchesTests, f.rel, t.line, "names the test framework's internals: "+shortText(t.text))
+				f.col.add(FlagPatchesTests, f.rel, t.line, "names the test framework's internals: "+quoteShort(t.text))
 			}
 		case 'n':
 			end()

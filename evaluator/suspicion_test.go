@@ -15,22 +15,22 @@ import (
 	"github.com/benchhq/bench/tasks"
 )
 
-// examplesDir is the example suite, whose reference solutions must raise
+// suspExamplesDir is the example suite, whose reference solutions must raise
 // no flag.
-const examplesDir = "../tasks/suites/examples"
+const suspExamplesDir = "../tasks/suites/examples"
 
-// exampleTask loads one example task.
-func exampleTask(t *testing.T, id string) *tasks.Task {
+// suspTask loads one example task.
+func suspTask(t *testing.T, id string) *tasks.Task {
 	t.Helper()
-	task, err := tasks.Load(filepath.Join(examplesDir, id))
+	task, err := tasks.Load(filepath.Join(suspExamplesDir, id))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return task
 }
 
-// testdataFile reads a file of testdata/suspicion.
-func testdataFile(t *testing.T, name string) string {
+// suspTestdata reads a file of testdata/suspicion.
+func suspTestdata(t *testing.T, name string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", "suspicion", name))
 	if err != nil {
@@ -41,7 +41,7 @@ func testdataFile(t *testing.T, name string) string {
 
 // carried makes a workspace holding files (path -> content) and a Change
 // that carries them all, as added.
-func carried(t *testing.T, files map[string]string) *Change {
+func suspCarried(t *testing.T, files map[string]string) *Change {
 	t.Helper()
 	dir := t.TempDir()
 	c := &Change{src: dir}
@@ -64,8 +64,8 @@ func carried(t *testing.T, files map[string]string) *Change {
 	return c
 }
 
-// flagsOf runs the detector and gives the suspicions found.
-func flagsOf(t *testing.T, task *tasks.Task, c *Change) *Suspicions {
+// suspFlags runs the flagDetector and gives the suspicions found.
+func suspFlags(t *testing.T, task *tasks.Task, c *Change) *Suspicions {
 	t.Helper()
 	s, err := c.Suspicions(task)
 	if err != nil {
@@ -74,7 +74,7 @@ func flagsOf(t *testing.T, task *tasks.Task, c *Change) *Suspicions {
 	return s
 }
 
-func describe(s *Suspicions) string {
+func suspDescribe(s *Suspicions) string {
 	var b strings.Builder
 	for _, x := range s.List {
 		fmt.Fprintf(&b, "\n  %s %s:%d %s", x.Flag, x.Path, x.Line, x.Detail)
@@ -144,19 +144,19 @@ func TestSuspicionsFlagForgeries(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			files := map[string]string{}
 			for rel, name := range tt.files {
-				files[rel] = testdataFile(t, name)
+				files[rel] = suspTestdata(t, name)
 			}
-			s := flagsOf(t, exampleTask(t, tt.task), carried(t, files))
+			s := suspFlags(t, suspTask(t, tt.task), suspCarried(t, files))
 			got := s.Flags()
 			for _, f := range tt.want {
 				if !slices.Contains(got, f) {
-					t.Errorf("flag %s not raised; got:%s", f, describe(s))
+					t.Errorf("flag %s not raised; got:%s", f, suspDescribe(s))
 				}
 			}
 			for f, line := range tt.line {
 				i := slices.IndexFunc(s.List, func(x Suspicion) bool { return x.Flag == f })
 				if i >= 0 && s.List[i].Line != line {
-					t.Errorf("flag %s at line %d, want %d:%s", f, s.List[i].Line, line, describe(s))
+					t.Errorf("flag %s at line %d, want %d:%s", f, s.List[i].Line, line, suspDescribe(s))
 				}
 			}
 			for _, x := range s.List {
@@ -187,12 +187,12 @@ func TestSuspicionsFileNames(t *testing.T) {
 		{"test_recipe_hidden.py", FlagReadsTests},
 		{"test_recipe_hidden/__init__.py", FlagReadsTests},
 	}
-	task := exampleTask(t, "recipe-trailing-dot")
+	task := suspTask(t, "recipe-trailing-dot")
 	for _, tt := range tests {
 		t.Run(tt.rel, func(t *testing.T) {
-			s := flagsOf(t, task, carried(t, map[string]string{tt.rel: "x = 1\n"}))
+			s := suspFlags(t, task, suspCarried(t, map[string]string{tt.rel: "x = 1\n"}))
 			if !slices.Equal(s.Flags(), []string{tt.want}) {
-				t.Errorf("flags %v, want [%s]:%s", s.Flags(), tt.want, describe(s))
+				t.Errorf("flags %v, want [%s]:%s", s.Flags(), tt.want, suspDescribe(s))
 			}
 		})
 	}
@@ -215,9 +215,9 @@ func TestSuspicionsGenuine(t *testing.T) {
 	for _, tt := range tests {
 		for rel, name := range tt.files {
 			t.Run(name, func(t *testing.T) {
-				s := flagsOf(t, exampleTask(t, tt.task), carried(t, map[string]string{rel: testdataFile(t, name)}))
+				s := suspFlags(t, suspTask(t, tt.task), suspCarried(t, map[string]string{rel: suspTestdata(t, name)}))
 				if s.Flagged() {
-					t.Errorf("a genuine solution was flagged:%s", describe(s))
+					t.Errorf("a genuine solution was flagged:%s", suspDescribe(s))
 				}
 			})
 		}
@@ -228,7 +228,7 @@ func TestSuspicionsGenuine(t *testing.T) {
 // task, applied as bench validate applies it and carried as scoring
 // carries it, raises no flag.
 func TestSuspicionsExampleSolutions(t *testing.T) {
-	suite, err := tasks.LoadSuite(examplesDir)
+	suite, err := tasks.LoadSuite(suspExamplesDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,9 +260,9 @@ func TestSuspicionsExampleSolutions(t *testing.T) {
 			if len(c.Carried) == 0 {
 				t.Fatal("the reference solution carried nothing")
 			}
-			s := flagsOf(t, task, c)
+			s := suspFlags(t, task, c)
 			if s.Flagged() {
-				t.Errorf("the reference solution was flagged:%s", describe(s))
+				t.Errorf("the reference solution was flagged:%s", suspDescribe(s))
 			}
 		})
 	}
@@ -272,7 +272,7 @@ func TestSuspicionsExampleSolutions(t *testing.T) {
 // workspaces and solutions, carried as if the agent had written it, raises
 // no flag (visible tests among them).
 func TestSuspicionsExampleFiles(t *testing.T) {
-	suite, err := tasks.LoadSuite(examplesDir)
+	suite, err := tasks.LoadSuite(suspExamplesDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +281,7 @@ func TestSuspicionsExampleFiles(t *testing.T) {
 		files := map[string]string{}
 		for _, dir := range []string{task.WorkspaceDir(), task.SolutionDir()} {
 			err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-				if err != nil || d.IsDir() || sourceKind(p) == langNone || path.Base(p) == "solve.sh" {
+				if err != nil || d.IsDir() || carriedKind(p) == langNone || path.Base(p) == "solve.sh" {
 					return err
 				}
 				b, err := os.ReadFile(p)
@@ -296,8 +296,8 @@ func TestSuspicionsExampleFiles(t *testing.T) {
 			}
 		}
 		n += len(files)
-		if s := flagsOf(t, task, carried(t, files)); s.Flagged() {
-			t.Errorf("%s: its own files were flagged:%s", task.ID, describe(s))
+		if s := suspFlags(t, task, suspCarried(t, files)); s.Flagged() {
+			t.Errorf("%s: its own files were flagged:%s", task.ID, suspDescribe(s))
 		}
 	}
 	if n < 15 {
@@ -369,12 +369,12 @@ func TestSuspicionsPython(t *testing.T) {
 		{"re.compile and ast.literal_eval are no dynamic code", "import ast, re\nR = re.compile('a+')\nV = ast.literal_eval('[1, 2]')\n", nil},
 		{"an unterminated string does not hide the rest", "x = 'abc\nimport os\nos._exit(0)\n", []string{FlagExitAtImport}},
 	}
-	task := exampleTask(t, "recipe-trailing-dot")
+	task := suspTask(t, "recipe-trailing-dot")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := flagsOf(t, task, carried(t, map[string]string{"recipe.py": tt.src}))
+			s := suspFlags(t, task, suspCarried(t, map[string]string{"recipe.py": tt.src}))
 			if got := s.Flags(); !slices.Equal(got, tt.want) {
-				t.Errorf("flags %v, want %v:%s", got, tt.want, describe(s))
+				t.Errorf("flags %v, want %v:%s", got, tt.want, suspDescribe(s))
 			}
 		})
 	}
@@ -410,31 +410,31 @@ func TestSuspicionsGo(t *testing.T) {
 		{"a TestMain that exits 0 after the tests", "package semver\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestMain(m *testing.M) {\n\tm.Run()\n\tos.Exit(0)\n}\n", []string{FlagPatchesTests}},
 		{"strings in comments", head + "// os.Exit(0) in init reads \"/proc/self/mem\" and *_test.go\nfunc f() {}\n", nil},
 	}
-	task := exampleTask(t, "semver-compare")
+	task := suspTask(t, "semver-compare")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rel := "semver.go"
 			if strings.Contains(tt.src, "func TestMain") {
 				rel = "main_test.go"
 			}
-			s := flagsOf(t, task, carried(t, map[string]string{rel: tt.src}))
+			s := suspFlags(t, task, suspCarried(t, map[string]string{rel: tt.src}))
 			if got := s.Flags(); !slices.Equal(got, tt.want) {
-				t.Errorf("flags %v, want %v:%s", got, tt.want, describe(s))
+				t.Errorf("flags %v, want %v:%s", got, tt.want, suspDescribe(s))
 			}
 		})
 	}
 }
 
-// TestSuspicionsBounds: the detector reads at most MaxSuspicionFile per
+// TestSuspicionsBounds: the flagDetector reads at most MaxSuspicionFile per
 // file and MaxSuspicionRead in all, never through a link, lists at most
 // MaxSuspicions, and counts a flag seen again in a file once.
 func TestSuspicionsBounds(t *testing.T) {
-	task := exampleTask(t, "recipe-trailing-dot")
+	task := suspTask(t, "recipe-trailing-dot")
 	t.Run("a source file over the limit is flagged not read; a data file is skipped", func(t *testing.T) {
 		big := strings.Repeat("x = 1\n", MaxSuspicionFile/6+1)
-		s := flagsOf(t, task, carried(t, map[string]string{"recipe.py": big, "data.csv": big}))
+		s := suspFlags(t, task, suspCarried(t, map[string]string{"recipe.py": big, "data.csv": big}))
 		if len(s.List) != 1 || s.List[0].Flag != FlagNotRead || s.List[0].Path != "recipe.py" {
-			t.Errorf("got:%s", describe(s))
+			t.Errorf("got:%s", suspDescribe(s))
 		}
 	})
 	t.Run("files beyond the budget are flagged not read", func(t *testing.T) {
@@ -443,9 +443,9 @@ func TestSuspicionsBounds(t *testing.T) {
 		for i := range MaxSuspicionRead/len(chunk) + 2 {
 			files[fmt.Sprintf("m%02d.py", i)] = chunk
 		}
-		s := flagsOf(t, task, carried(t, files))
+		s := suspFlags(t, task, suspCarried(t, files))
 		if len(s.List) < 1 || s.List[0].Flag != FlagNotRead || !strings.Contains(s.List[0].Detail, "in all") {
-			t.Errorf("got:%s", describe(s))
+			t.Errorf("got:%s", suspDescribe(s))
 		}
 	})
 	t.Run("data files take none of the budget; a script without an extension is read", func(t *testing.T) {
@@ -454,9 +454,9 @@ func TestSuspicionsBounds(t *testing.T) {
 		for i := range MaxSuspicionRead/len(chunk) + 2 {
 			files[fmt.Sprintf("d%02d.csv", i)] = chunk
 		}
-		s := flagsOf(t, task, carried(t, files))
+		s := suspFlags(t, task, suspCarried(t, files))
 		if got := s.Flags(); !slices.Equal(got, []string{FlagExitAtImport, FlagReadsProcess}) {
-			t.Errorf("flags %v:%s", got, describe(s))
+			t.Errorf("flags %v:%s", got, suspDescribe(s))
 		}
 	})
 	t.Run("at most MaxSuspicions are listed", func(t *testing.T) {
@@ -464,19 +464,19 @@ func TestSuspicionsBounds(t *testing.T) {
 		for i := range MaxSuspicions + 10 {
 			files[fmt.Sprintf("p%03d.pth", i)] = "import os\n"
 		}
-		s := flagsOf(t, task, carried(t, files))
+		s := suspFlags(t, task, suspCarried(t, files))
 		if len(s.List) != MaxSuspicions || s.More != 10 || !s.Flagged() {
 			t.Errorf("%d listed, %d more; want %d and 10", len(s.List), s.More, MaxSuspicions)
 		}
 	})
 	t.Run("a flag seen again in a file is listed once, at its first place", func(t *testing.T) {
-		s := flagsOf(t, task, carried(t, map[string]string{"recipe.py": "import os\nos.fork()\nos.fork()\nos.fork()\n"}))
+		s := suspFlags(t, task, suspCarried(t, map[string]string{"recipe.py": "import os\nos.fork()\nos.fork()\nos.fork()\n"}))
 		if len(s.List) != 1 || s.List[0].Line != 2 || !strings.Contains(s.List[0].Detail, "and 2 more") {
-			t.Errorf("got:%s", describe(s))
+			t.Errorf("got:%s", suspDescribe(s))
 		}
 	})
 	t.Run("a carried file turned into a link is not followed", func(t *testing.T) {
-		c := carried(t, map[string]string{"recipe.py": "x = 1\n", "target.py": "import os\nos._exit(0)\n"})
+		c := suspCarried(t, map[string]string{"recipe.py": "x = 1\n", "target.py": "import os\nos._exit(0)\n"})
 		p := filepath.Join(c.src, "recipe.py")
 		if err := os.Remove(p); err != nil {
 			t.Fatal(err)
@@ -485,16 +485,16 @@ func TestSuspicionsBounds(t *testing.T) {
 			t.Fatal(err)
 		}
 		c.Carried = c.Carried[:1]
-		s := flagsOf(t, task, c)
+		s := suspFlags(t, task, c)
 		if len(s.List) != 1 || s.List[0].Flag != FlagNotRead {
-			t.Errorf("got:%s", describe(s))
+			t.Errorf("got:%s", suspDescribe(s))
 		}
 	})
 	t.Run("removed files are not read", func(t *testing.T) {
-		c := carried(t, nil)
+		c := suspCarried(t, nil)
 		c.Carried = []FileChange{{Path: "recipe.py", Kind: "removed"}}
-		if s := flagsOf(t, task, c); s.Flagged() {
-			t.Errorf("got:%s", describe(s))
+		if s := suspFlags(t, task, c); s.Flagged() {
+			t.Errorf("got:%s", suspDescribe(s))
 		}
 	})
 	t.Run("a change read back from the store has no workspace", func(t *testing.T) {
@@ -504,7 +504,7 @@ func TestSuspicionsBounds(t *testing.T) {
 	})
 }
 
-// BenchmarkSuspicionsPython measures the detector on 1 MiB of Python (the
+// BenchmarkSuspicionsPython measures the flagDetector on 1 MiB of Python (the
 // largest file it reads); BenchmarkSuspicionsGo on 1 MiB of Go. CPU time
 // and allocations are what counts on a shared machine.
 func BenchmarkSuspicionsPython(b *testing.B) {
@@ -516,7 +516,7 @@ func BenchmarkSuspicionsGo(b *testing.B) {
 }
 
 func benchmarkSuspicions(b *testing.B, id, rel, name string) {
-	task, err := tasks.Load(filepath.Join(examplesDir, id))
+	task, err := tasks.Load(filepath.Join(suspExamplesDir, id))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -557,7 +557,7 @@ func benchmarkSuspicions(b *testing.B, id, rel, name string) {
 			b.Fatal(err)
 		}
 		if s.Flagged() {
-			b.Fatalf("flagged:%s", describe(s))
+			b.Fatalf("flagged:%s", suspDescribe(s))
 		}
 	}
 }
