@@ -425,7 +425,7 @@ func TestSuspicionsGo(t *testing.T) {
 	}
 }
 
-// TestSuspicionsBounds: the flagDetector reads at most MaxSuspicionFile per
+// TestSuspicionsBounds: the detector reads at most MaxSuspicionFile per
 // file and MaxSuspicionRead in all, never through a link, lists at most
 // MaxSuspicions, and counts a flag seen again in a file once.
 func TestSuspicionsBounds(t *testing.T) {
