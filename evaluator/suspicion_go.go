@@ -12,7 +12,7 @@ import (
 	"strings"
 )
 
-// The Go side of the flagDetector: each carried Go file is parsed with
+// The Go side of the detector: each carried Go file is parsed with
 // go/parser (never built), its imports give calls their packages' paths,
 // and what a package's init functions and package-level variables'
 // initialisers do is followed through the package's functions, across

@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// The Python side of the flagDetector. bench never runs nor imports the
+// The Python side of the detector. bench never runs nor imports the
 // agent's Python: a tokenizer of its own reads strings, comments,
 // brackets, continuation lines and indentation, so that the statements of
 // a module are known with the blocks they stand in. A statement runs at
