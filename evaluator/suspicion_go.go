@@ -78,7 +78,7 @@ func (d *flagDetector) scanGo(rel string, src []byte) {
 		pkg = &goPkg{funcs: map[string]*goFunc{}}
 		d.pkgs[dir] = pkg
 	}
-	g := &goFile{d: d, rel: rel, fset: fset, imports: map[string]string{}}
+	g := &goFile{d: d, rel: rel, fset: fset, imports: map[string]string{}, sums: map[*ast.BinaryExpr]bool{}}
 	isTest := strings.HasSuffix(rel, "_test.go")
 	for _, spec := range file.Imports {
 		p, err := strconv.Unquote(spec.Path.Value)
@@ -168,6 +168,7 @@ type goFile struct {
 	rel     string
 	fset    *token.FileSet
 	imports map[string]string // local name -> import path
+	sums    map[*ast.BinaryExpr]bool
 }
 
 func (g *goFile) line(n ast.Node) int { return g.fset.Position(n.Pos()).Line }
@@ -321,7 +322,7 @@ func (g *goFile) walk(body ast.Node, fn *goFunc) {
 	}
 }
 
-// literal flags a string literal, or a sum of them read as one.
+// literal flags a string literal, and a sum of them read as one.
 func (g *goFile) literal(n ast.Node) bool {
 	switch n := n.(type) {
 	case *ast.BasicLit:
@@ -329,35 +330,54 @@ func (g *goFile) literal(n ast.Node) bool {
 			textFlags(g.d.col, g.d.known, g.rel, g.line(n), s)
 		}
 	case *ast.BinaryExpr:
-		if n.Op == token.ADD {
-			if s, ok := goString(n); ok {
-				textFlags(g.d.col, g.d.known, g.rel, g.line(n), s)
-			}
+		if n.Op == token.ADD && !g.sums[n] {
+			g.sum(n)
 		}
 	}
 	return true
 }
 
-// goString is the value of a string literal, or of a sum of them.
-func goString(e ast.Expr) (string, bool) {
-	switch e := e.(type) {
-	case *ast.BasicLit:
-		if e.Kind != token.STRING {
-			return "", false
+// sum reads a sum of string literals ("bench-" + "canary-") as one
+// string. Every + of it is marked read, so that a long sum is read once,
+// not once per +.
+func (g *goFile) sum(n *ast.BinaryExpr) {
+	var parts []string
+	ok := true
+	stack := []ast.Expr{n}
+	for len(stack) > 0 {
+		e := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		switch e := e.(type) {
+		case *ast.BinaryExpr:
+			if e.Op != token.ADD {
+				ok = false
+				continue
+			}
+			g.sums[e] = true
+			stack = append(stack, e.Y, e.X) // X first
+		case *ast.ParenExpr:
+			stack = append(stack, e.X)
+		case *ast.BasicLit:
+			s, good := goString(e)
+			parts = append(parts, s)
+			ok = ok && good
+		default:
+			ok = false
 		}
-		s, err := strconv.Unquote(e.Value)
-		return s, err == nil
-	case *ast.BinaryExpr:
-		if e.Op != token.ADD {
-			return "", false
-		}
-		a, ok1 := goString(e.X)
-		b, ok2 := goString(e.Y)
-		return a + b, ok1 && ok2
-	case *ast.ParenExpr:
-		return goString(e.X)
 	}
-	return "", false
+	if ok && len(parts) > 1 {
+		textFlags(g.d.col, g.d.known, g.rel, g.line(n), strings.Join(parts, ""))
+	}
+}
+
+// goString is the value of a string literal.
+func goString(e ast.Expr) (string, bool) {
+	lit, ok := e.(*ast.BasicLit)
+	if !ok || lit.Kind != token.STRING {
+		return "", false
+	}
+	s, err := strconv.Unquote(lit.Value)
+	return s, err == nil
 }
 
 // finish flags what the package's inits and variables' initialisers do,

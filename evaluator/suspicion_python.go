@@ -36,7 +36,14 @@ var pyOps = []string{"**=", "//=", ">>=", "<<=", "...", "->", ":=", "==", "!=", 
 
 // tokenizePython splits Python source into logical lines. It never fails:
 // what Python would refuse still gives tokens, read as far as they go.
-func tokenizePython(src []byte) []pyLine {
+func tokenizePython(src []byte) []pyLine { return tokenizePythonNested(src, 0) }
+
+// maxFStringNesting bounds the f-strings within f-strings whose
+// expressions are read (each level reads its text again).
+const maxFStringNesting = 3
+
+// tokenizePythonNested tokenizes src found at a nesting of f-strings.
+func tokenizePythonNested(src []byte, nesting int) []pyLine {
 	var lines []pyLine
 	var cur []pyTok
 	indent, depth, line := 0, 0, 1
@@ -110,11 +117,11 @@ func tokenizePython(src []byte) []pyLine {
 				prefix := strings.ToLower(word)
 				tok, next, nl := pyString(src, j, prefix)
 				cur = append(cur, pyTok{kind: 's', text: tok, line: line})
-				if strings.ContainsAny(prefix, "ft") {
+				if strings.ContainsAny(prefix, "ft") && nesting < maxFStringNesting {
 					// The expressions of an f-string run: they are code.
 					for _, e := range pyFExprs(tok) {
 						cur = append(cur, pyTok{kind: 'o', text: "(", line: line})
-						for _, l := range tokenizePython([]byte(e)) {
+						for _, l := range tokenizePythonNested([]byte(e), nesting+1) {
 							for _, t := range l.toks {
 								t.line = line
 								cur = append(cur, t)
@@ -631,42 +638,65 @@ func (f *pyFile) resolve(head string) string {
 // chains finds the dotted names of a statement.
 func (f *pyFile) chains(st []pyTok) []pyChain {
 	var out []pyChain
-	isOp := func(i int, op string) bool { return i >= 0 && i < len(st) && st[i].kind == 'o' && st[i].text == op }
 	for i := 0; i < len(st); i++ {
-		if st[i].kind != 'n' || isOp(i-1, ".") {
+		if st[i].kind != 'n' || pyIsOp(st, i-1, ".") {
 			continue
 		}
-		start, name, j := i, "", i+1
-		switch {
-		// __import__("os").x, importlib.import_module("os").x
-		case st[i].text == "__import__" && isOp(i+1, "(") && i+3 < len(st) && st[i+2].kind == 's' && isOp(i+3, ")"):
-			name, j = st[i+2].text, i+4
-		case st[i].text == "importlib" && isOp(i+1, ".") && i+5 < len(st) && st[i+2].text == "import_module" && isOp(i+3, "(") && st[i+4].kind == 's' && isOp(i+5, ")"):
-			name, j = st[i+4].text, i+6
-		default:
-			name = f.resolve(st[i].text)
-		}
-		bare := j == i+1
-		for j+1 < len(st) && isOp(j, ".") && st[j+1].kind == 'n' {
-			name += "." + st[j+1].text
-			j += 2
-			bare = false
-		}
-		// getattr(x, "attr")
-		if (name == "getattr" || name == "setattr" || name == "delattr") && isOp(j, "(") {
-			if inner := f.chains(st[j+1:]); len(inner) > 0 && inner[0].start == 0 && isOp(j+1+inner[0].end, ",") && j+2+inner[0].end < len(st) && st[j+2+inner[0].end].kind == 's' {
-				attr := inner[0].name + "." + st[j+2+inner[0].end].text
-				if name == "getattr" {
-					out = append(out, pyChain{name: attr, start: start, end: j + 3 + inner[0].end, call: isOp(j+4+inner[0].end, "(")})
+		c := f.chainAt(st, i)
+		j := c.end
+		// getattr(x, "attr"), setattr(x, "attr", v): x is read as a
+		// dotted name (never a getattr itself: the work stays linear).
+		if (c.name == "getattr" || c.name == "setattr" || c.name == "delattr") && pyIsOp(st, j, "(") && j+1 < len(st) && st[j+1].kind == 'n' {
+			inner := f.chainAt(st, j+1)
+			if k := inner.end; pyIsOp(st, k, ",") && k+1 < len(st) && st[k+1].kind == 's' {
+				attr := inner.name + "." + st[k+1].text
+				if c.name == "getattr" {
+					out = append(out, pyChain{name: attr, start: i, end: k + 3, call: pyIsOp(st, k+3, "(")})
 				} else {
-					out = append(out, pyChain{name: name + ":" + attr, start: start, end: j, call: true})
+					out = append(out, pyChain{name: c.name + ":" + attr, start: i, end: j, call: true})
 				}
 			}
 		}
-		out = append(out, pyChain{name: name, start: start, end: j, call: isOp(j, "("), bare: bare})
+		out = append(out, c)
 		i = j - 1
 	}
 	return out
+}
+
+// maxChainParts bounds the parts of a dotted name kept (the rest is
+// read past): every name looked for has fewer.
+const maxChainParts = 8
+
+// chainAt reads the dotted name that starts at st[i], a name.
+func (f *pyFile) chainAt(st []pyTok, i int) pyChain {
+	var b strings.Builder
+	j := i + 1
+	switch {
+	// __import__("os").x, importlib.import_module("os").x
+	case st[i].text == "__import__" && pyIsOp(st, i+1, "(") && i+3 < len(st) && st[i+2].kind == 's' && pyIsOp(st, i+3, ")"):
+		b.WriteString(st[i+2].text)
+		j = i + 4
+	case st[i].text == "importlib" && pyIsOp(st, i+1, ".") && i+5 < len(st) && st[i+2].text == "import_module" && pyIsOp(st, i+3, "(") && st[i+4].kind == 's' && pyIsOp(st, i+5, ")"):
+		b.WriteString(st[i+4].text)
+		j = i + 6
+	default:
+		b.WriteString(f.resolve(st[i].text))
+	}
+	bare := j == i+1
+	for parts := 1; j+1 < len(st) && pyIsOp(st, j, ".") && st[j+1].kind == 'n'; parts++ {
+		if parts < maxChainParts {
+			b.WriteString(".")
+			b.WriteString(st[j+1].text)
+		}
+		j += 2
+		bare = false
+	}
+	return pyChain{name: b.String(), start: i, end: j, call: pyIsOp(st, j, "("), bare: bare}
+}
+
+// pyIsOp reports whether st[i] is the operator op.
+func pyIsOp(st []pyTok, i int, op string) bool {
+	return i >= 0 && i < len(st) && st[i].kind == 'o' && st[i].text == op
 }
 
 // statement flags one statement in its context.
@@ -699,8 +729,22 @@ func (f *pyFile) statement(st []pyTok, ctx pyCtx) {
 		}
 	}
 	first := st[0].text
-	var hasLit = func(re *regexp.Regexp) bool {
-		return slices.ContainsFunc(st, func(t pyTok) bool { return t.kind == 's' && re.MatchString(t.text) })
+	// What the statement's strings hold, read once (a statement may be
+	// long and hold many names).
+	var lits []string
+	for _, t := range st {
+		if t.kind == 's' {
+			lits = append(lits, t.text)
+		}
+	}
+	memo := map[*regexp.Regexp]bool{}
+	hasLit := func(re *regexp.Regexp) bool {
+		v, ok := memo[re]
+		if !ok {
+			v = slices.ContainsFunc(lits, re.MatchString)
+			memo[re] = v
+		}
+		return v
 	}
 	spawnHere, atexit := false, false
 	for _, c := range chains {

@@ -497,6 +497,23 @@ func TestSuspicionsBounds(t *testing.T) {
 			t.Errorf("got:%s", suspDescribe(s))
 		}
 	})
+	// Inputs that would take a detector with quadratic work minutes
+	// (each finishes in well under a second when the work is linear).
+	pathological := []struct{ name, rel, src string }{
+		{"nested f-strings", "recipe.py", "x = " + strings.Repeat(`f"{`, 20000) + "1" + strings.Repeat(`}"`, 20000) + "\n"},
+		{"nested getattr", "recipe.py", "x = " + strings.Repeat("getattr(", 50000) + "os" + strings.Repeat(`, "a")`, 50000) + "\n"},
+		{"a long dotted name", "recipe.py", "x = os" + strings.Repeat(".a", 200000) + "\n"},
+		{"one statement of many names", "recipe.py", "import sys\nx = [" + strings.Repeat("sys.argv, ", 50000) + "'unittest']\n"},
+		{"a long sum of Go strings", "semver.go", "package semver\n\nvar x = " + strings.Repeat(`"a" + `, 100000) + "y\n"},
+	}
+	for _, p := range pathological {
+		t.Run("pathological: "+p.name, func(t *testing.T) {
+			if len(p.src) > MaxSuspicionFile {
+				t.Fatalf("%d bytes: not read at all", len(p.src))
+			}
+			suspFlags(t, task, suspCarried(t, map[string]string{p.rel: p.src}))
+		})
+	}
 	t.Run("a change read back from the store has no workspace", func(t *testing.T) {
 		if _, err := (&Change{Carried: []FileChange{{Path: "recipe.py", Kind: "added"}}}).Suspicions(task); err == nil {
 			t.Error("no error")
