@@ -138,6 +138,13 @@ const (
 	FlagNotRead = "not-read"
 )
 
+// SuspicionFlags are all the flags, in the order docs/flags.md lists them.
+func SuspicionFlags() []string {
+	return []string{FlagReadsTests, FlagReadsProcess, FlagBenchInternals, FlagExitAtImport, FlagSpawnAtImport,
+		FlagPatchesTests, FlagLinkname, FlagInitReadsFiles, FlagInitWritesOutput, FlagReexec, FlagDetectsTestRun,
+		FlagForgesReport, FlagInspectsCaller, FlagDynamicCode, FlagStartupFile, FlagCompiledCode, FlagNotRead}
+}
+
 // FlagMeaning is a short sentence saying what a flag means, for reports
 // and the web view; "" for a name that is no flag.
 func FlagMeaning(flag string) string {

@@ -168,6 +168,32 @@ func TestSuspicionsFlagForgeries(t *testing.T) {
 	}
 }
 
+// TestSuspicionFlagsDocumented: every flag has a meaning and a row of
+// its own in docs/flags.md, in the same order.
+func TestSuspicionFlagsDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../docs/flags.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []string
+	for _, line := range strings.Split(string(doc), "\n") {
+		if name, ok := strings.CutPrefix(line, "| `"); ok {
+			rows = append(rows, name[:strings.Index(name, "`")])
+		}
+	}
+	if !slices.Equal(rows, SuspicionFlags()) {
+		t.Errorf("docs/flags.md lists %v, the code %v", rows, SuspicionFlags())
+	}
+	for _, f := range SuspicionFlags() {
+		if FlagMeaning(f) == "" {
+			t.Errorf("%s has no meaning", f)
+		}
+	}
+	if FlagMeaning("no-such-flag") != "" {
+		t.Error("a meaning for a name that is no flag")
+	}
+}
+
 // TestSuspicionsFileNames: startup files, compiled code and files named
 // like a hidden test are flagged by their names.
 func TestSuspicionsFileNames(t *testing.T) {
