@@ -60,7 +60,11 @@ var (
 		"debug/elf.Open": true, "debug/buildinfo.ReadFile": true}
 	goWrites = map[string]bool{"fmt.Print": true, "fmt.Printf": true, "fmt.Println": true, "log.Print": true, "log.Printf": true,
 		"log.Println": true, "log.Fatal": true, "log.Fatalf": true, "log.Fatalln": true, "log.Panic": true, "log.Panicf": true,
-		"log.Panicln": true, "os.Stdout": true, "os.Stderr": true, "print": true, "println": true}
+		"log.Panicln": true, "print": true, "println": true}
+	// goConfigures take a stream to write to later: handing them
+	// os.Stderr writes nothing.
+	goConfigures = map[string]bool{"log.New": true, "log.SetOutput": true, "log/slog.NewTextHandler": true,
+		"log/slog.NewJSONHandler": true, "flag.CommandLine.SetOutput": true}
 )
 
 // scanGo flags one Go file and adds its functions to its package.
@@ -146,6 +150,16 @@ func (d *flagDetector) scanGo(rel string, src []byte) {
 			}
 		}
 	}
+}
+
+// goStdStream reports whether a name is standard output or error.
+func goStdStream(name string) bool { return name == "os.Stdout" || name == "os.Stderr" }
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
 
 // goImportName is the name a package is imported by when the import does
@@ -265,6 +279,20 @@ func (g *goFile) walk(body ast.Node, fn *goFunc) {
 					fn.calls[id.Name] = line
 				}
 			}
+			// Writes to standard output or error: a method of os.Stdout
+			// (Write, WriteString), or os.Stdout handed to a call (an
+			// Fprintf, an encoder), unless the call only sets up a
+			// logger.
+			if sel, ok := n.Fun.(*ast.SelectorExpr); ok && goStdStream(g.name(sel.X)) {
+				fn.effect(FlagInitWritesOutput, g.name(sel.X)+"."+sel.Sel.Name, line)
+			}
+			if !goConfigures[name] {
+				for _, a := range n.Args {
+					if s := g.name(a); goStdStream(s) {
+						fn.effect(FlagInitWritesOutput, s+" handed to "+cmpOr(name, "a call"), line)
+					}
+				}
+			}
 			switch {
 			case goExits[name]:
 				fn.effect(FlagExitAtImport, name, line)
@@ -301,10 +329,6 @@ func (g *goFile) walk(body ast.Node, fn *goFunc) {
 						g.d.col.add(flag, g.rel, line, name+"("+strconv.Quote(s)+")")
 					}
 				}
-			}
-		case *ast.SelectorExpr:
-			if name := g.name(n); name == "os.Stdout" || name == "os.Stderr" {
-				fn.effect(FlagInitWritesOutput, name, g.line(n))
 			}
 		case *ast.IndexExpr:
 			if lit, ok := n.Index.(*ast.BasicLit); ok && lit.Value == "0" && g.name(n.X) == "os.Args" {
