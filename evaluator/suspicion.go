@@ -197,7 +197,7 @@ const (
 	MaxSuspicionRead = 8 << 20
 	// maxShownWorkspace bounds the original workspace's sources read to
 	// know which names of the hidden tests it shows.
-	maxShownWorkspace = 16 << 20
+	maxShownWorkspace = 4 << 20
 )
 
 // Suspicions reads the carried files in the attempt's workspace (never
