@@ -561,6 +561,30 @@ func BenchmarkSuspicionsGo(b *testing.B) {
 	benchmarkSuspicions(b, "semver-compare", "cmd/tool/main.go", "genuine_tool.go")
 }
 
+// BenchmarkSuspicionsTypical measures a typical attempt: the reference
+// solution of recipe-trailing-dot (one small module), task names included.
+func BenchmarkSuspicionsTypical(b *testing.B) {
+	task, err := tasks.Load(filepath.Join(suspExamplesDir, "recipe-trailing-dot"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join(task.SolutionDir(), "recipe.py"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "recipe.py"), src, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	c := &Change{src: dir, Carried: []FileChange{{Path: "recipe.py", Kind: "modified", Size: int64(len(src))}}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if s, err := c.Suspicions(task); err != nil || s.Flagged() {
+			b.Fatal(err, s)
+		}
+	}
+}
+
 func benchmarkSuspicions(b *testing.B, id, rel, name string) {
 	task, err := tasks.Load(filepath.Join(suspExamplesDir, id))
 	if err != nil {
