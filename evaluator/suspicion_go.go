@@ -311,6 +311,8 @@ func (g *goFile) walk(body ast.Node, fn *goFunc) {
 						fn.effect(FlagInitWritesOutput, name+"("+lit.Value+", ...)", line)
 					}
 				}
+			case name == "syscall.Dup2" || name == "syscall.Dup3" || name == "golang.org/x/sys/unix.Dup2" || name == "golang.org/x/sys/unix.Dup3":
+				fn.effect(FlagInitWritesOutput, name+" (standard output or error redirected)", line)
 			case name == "os.Executable":
 				self = name
 			case name == "plugin.Open":
@@ -328,6 +330,14 @@ func (g *goFile) walk(body ast.Node, fn *goFunc) {
 						}
 						g.d.col.add(flag, g.rel, line, name+"("+strconv.Quote(s)+")")
 					}
+				}
+			}
+		case *ast.AssignStmt:
+			// os.Args or the flag set replaced: the test binary's own
+			// flags (-test.run) are read from them.
+			for _, l := range n.Lhs {
+				if name := g.name(l); name == "os.Args" || name == "flag.CommandLine" {
+					g.d.col.add(FlagPatchesTests, g.rel, g.line(n), "assigns to "+name+", where the test binary reads its flags")
 				}
 			}
 		case *ast.IndexExpr:

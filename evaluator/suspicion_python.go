@@ -329,9 +329,10 @@ var (
 		"wasSuccessful": true, "_callTestMethod": true, "_callSetUp": true, "_callTearDown": true, "_callCleanup": true,
 		"TextTestResult": true, "_TextTestResult": true, "TextTestRunner": true, "TestProgram": true, "_Outcome": true,
 		"_feedErrorsToResult": true, "_addSkip": true}
-	// pyHooks are what runs inside the test process: tracing, audit
-	// hooks. Set at import, they watch or steer the tests.
-	pyHooks = map[string]bool{"sys.settrace": true, "sys.setprofile": true, "sys.addaudithook": true, "threading.settrace": true,
+	// pyHooks reach into the test process: tracing, audit hooks, its
+	// standard streams' file descriptors. Called at import, they watch
+	// or steer the tests.
+	pyHooks = map[string]bool{"os.dup2": true, "os.closerange": true, "sys.settrace": true, "sys.setprofile": true, "sys.addaudithook": true, "threading.settrace": true,
 		"threading.setprofile": true, "sys.monitoring.register_callback": true, "sys.monitoring.use_tool_id": true}
 	// pyDynamic run code that is not written where it stands.
 	pyDynamic = map[string]bool{"exec": true, "eval": true, "compile": true, "builtins.exec": true, "builtins.eval": true,

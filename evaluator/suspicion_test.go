@@ -364,6 +364,7 @@ func TestSuspicionsPython(t *testing.T) {
 		{"an f-string with quotes inside", "import os\nd = {'k': 1}\nx = f\"{d[\"k\"]}\"\nos._exit(0)\n", []string{FlagExitAtImport}},
 		{"sys.stdout replaced at import", "import os, sys\nsys.stdout = open(os.devnull, 'w')\n", []string{FlagPatchesTests}},
 		{"sys.stdout replaced in main", "import io, sys\n\n\ndef main():\n    sys.stdout = io.StringIO()\n", nil},
+		{"standard error's descriptor replaced at import", "import os\nos.dup2(os.open(os.devnull, os.O_WRONLY), 2)\n", []string{FlagPatchesTests}},
 		{"sys.path at import", "import sys\nsys.path.insert(0, 'lib')\n", nil},
 		{"raise SystemExit at import", "raise SystemExit(0)\n", []string{FlagExitAtImport}},
 		{"raise SystemExit under the guard", "if __name__ == '__main__':\n    raise SystemExit(0)\n", nil},
@@ -437,6 +438,7 @@ func TestSuspicionsGo(t *testing.T) {
 		{"os.Args[1:] passed on is no re-execution", head + "func main() { exec.Command(\"git\", os.Args[1:]...).Run() }\n", nil},
 		{"a Go file that does not parse is read as text", "package semver\n\nfunc f( {\n\tx := \"/proc/self/mem\"\n// \"/proc/self/exe\"\n", []string{FlagReadsProcess}},
 		{"a TestMain that exits 0 after the tests", "package semver\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestMain(m *testing.M) {\n\tm.Run()\n\tos.Exit(0)\n}\n", []string{FlagPatchesTests}},
+		{"os.Args replaced in init", head + "func init() { os.Args = append(os.Args, \"-test.run=^$\") }\n", []string{FlagDetectsTestRun, FlagPatchesTests}},
 		{"strings in comments", head + "// os.Exit(0) in init reads \"/proc/self/mem\" and *_test.go\nfunc f() {}\n", nil},
 	}
 	task := suspTask(t, "semver-compare")
