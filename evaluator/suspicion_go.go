@@ -1,6 +1,7 @@
 package evaluator
 
 import (
+	"cmp"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -102,7 +103,7 @@ func (d *flagDetector) scanGo(rel string, src []byte) {
 			d.col.add(FlagDetectsTestRun, rel, line, `imports "testing" in a file that is not a test`)
 		}
 	}
-	if slices.Contains(slices.Collect(maps.Values(g.imports)), "testing") && slices.Contains(slices.Collect(maps.Values(g.imports)), "unsafe") && !isTest {
+	if imported := slices.Collect(maps.Values(g.imports)); !isTest && slices.Contains(imported, "testing") && slices.Contains(imported, "unsafe") {
 		d.col.add(FlagPatchesTests, rel, 1, `imports "testing" and "unsafe" together`)
 	}
 	for _, cg := range file.Comments {
@@ -154,13 +155,6 @@ func (d *flagDetector) scanGo(rel string, src []byte) {
 
 // goStdStream reports whether a name is standard output or error.
 func goStdStream(name string) bool { return name == "os.Stdout" || name == "os.Stderr" }
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
 
 // goImportName is the name a package is imported by when the import does
 // not name it: its path's last element, without a version.
@@ -289,7 +283,7 @@ func (g *goFile) walk(body ast.Node, fn *goFunc) {
 			if !goConfigures[name] {
 				for _, a := range n.Args {
 					if s := g.name(a); goStdStream(s) {
-						fn.effect(FlagInitWritesOutput, s+" handed to "+cmpOr(name, "a call"), line)
+						fn.effect(FlagInitWritesOutput, s+" handed to "+cmp.Or(name, "a call"), line)
 					}
 				}
 			}
