@@ -147,11 +147,17 @@ func (s *Scorer) Score(ctx context.Context, t *tasks.Task, workspace string) (*T
 	if err != nil {
 		return nil, fmt.Errorf("score task %s: %w", t.ID, err)
 	}
+	// What a genuine solution rarely does is read now, while the
+	// attempt's workspace is still there; it never changes the reward.
+	flags, ferr := change.Suspicions(t)
+	if ferr != nil {
+		flags = &Suspicions{List: []Suspicion{{Flag: FlagNotRead, Detail: "the change could not be read for flags: " + ferr.Error()}}}
+	}
 	res, err := s.RunScored(ctx, t, change)
 	if err != nil {
 		return nil, err
 	}
-	res.Change = change
+	res.Change, res.Suspicions = change, flags
 	return res, nil
 }
 
