@@ -293,21 +293,6 @@ func (w *localWorld) checkNothingStored() {
 	}
 }
 
-// errorLine is the line of stderr that starts with "bench: ".
-func errorLine(t *testing.T, stderr string) string {
-	t.Helper()
-	var lines []string
-	for _, l := range strings.Split(stderr, "\n") {
-		if strings.HasPrefix(l, "bench: ") {
-			lines = append(lines, l)
-		}
-	}
-	if len(lines) != 1 {
-		t.Fatalf("want one error line, got %d:\n%s", len(lines), stderr)
-	}
-	return lines[0]
-}
-
 func localRunArgs(w *localWorld, model string, more ...string) []string {
 	return append([]string{"run", "--model", model, "--task", filepath.Join(mustAbs(w.t, recipeTask)), "--attempts", "1", "--db", w.db}, more...)
 }

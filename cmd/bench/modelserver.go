@@ -89,9 +89,9 @@ func cannotStart(cmd string, err error) error {
 	var no *endpoint.NoOllamaError
 	var not *endpoint.NotOllamaError
 	switch {
-	case errors.As(err, &pe), errors.As(err, &no), errors.As(err, &not):
 	case errors.Is(err, context.Canceled):
-		return fmt.Errorf("%s: interrupted before it started (%v)", cmd, err)
+		return fmt.Errorf("%s: interrupted before it started: %v", cmd, err)
+	case errors.As(err, &pe), errors.As(err, &no), errors.As(err, &not):
 	case strings.Contains(err.Error(), "no server answers"):
 		err = fmt.Errorf("%v (start Ollama there with `ollama serve`, or give no --host and no OLLAMA_HOST, and bench starts one at %s itself)", err, endpoint.DefaultURL)
 	}

@@ -282,9 +282,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}()
 	// The model servers are made ready (a local `ollama serve` started,
-	// the model pulled) last before the database: after every check of
-	// the input, before anything is stored. stopServer ends a server
-	// bench started, on every way out.
+	// the model pulled) after every check of the input, the database's
+	// too, and before anything is stored (a new database is removed
+	// again when they cannot be). stopServer ends a server bench
+	// started, on every way out.
 	stopServer := func() {}
 	defer func() { stopServer() }()
 	prep := modelPrep{cmd: "run", noPull: f.noPull, db: first(f.db, rf.Resolve(rf.DB), "bench.db"),
@@ -303,9 +304,6 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return err
 		}
 		prep.local = defaultOllama(first(f.api, rf.API), f.hosts, rf)
-		if stopServer, err = prepareModel(ctx, pool, plan.Model, prep); err != nil {
-			return err
-		}
 	}
 	dbPath := first(f.db, rf.Resolve(rf.DB), "bench.db")
 	_, statErr := os.Stat(dbPath)
@@ -358,9 +356,6 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return err
 		}
 		prep.local = defaultOllama(plan.API, f.hosts, rf)
-		if stopServer, err = prepareModel(ctx, pool, plan.Model, prep); err != nil {
-			return err
-		}
 	} else if plan.Name != "" {
 		// A named run is its own id: running the same run file (or the same
 		// --name) again continues it, keeping the attempts it finished.
@@ -374,6 +369,18 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	} else {
 		runID = runner.NewRunID(time.Now())
+	}
+
+	if stopServer, err = prepareModel(ctx, pool, plan.Model, prep); err != nil {
+		if newDB {
+			// Nothing was stored: leave no empty database behind.
+			closed = true
+			store.Close()
+			for _, suffix := range []string{"", "-wal", "-shm"} {
+				os.Remove(dbPath + suffix)
+			}
+		}
+		return err
 	}
 
 	exe, _ := os.Executable()
