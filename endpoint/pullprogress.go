@@ -23,6 +23,7 @@ type PullProgress struct {
 
 	mu      sync.Mutex
 	bar     *progressbar.ProgressBar
+	title   string
 	began   time.Time
 	many    bool
 	stages  map[string]string              // endpoint: last status
@@ -50,14 +51,15 @@ func (pp *PullProgress) start(model string, endpoints int) {
 	if !pp.terminal {
 		return
 	}
-	desc := "pulling " + model
+	pp.title = "pulling " + model
 	if pp.many {
-		desc += fmt.Sprintf(" onto %d endpoints", endpoints)
+		pp.title += fmt.Sprintf(" onto %d endpoints", endpoints)
 	}
 	pp.bar = progressbar.NewOptions64(-1,
 		progressbar.OptionSetWriter(pp.w),
-		progressbar.OptionSetDescription(desc),
+		progressbar.OptionSetDescription(pp.title),
 		progressbar.OptionShowBytes(true),
+		progressbar.OptionShowCount(),
 		progressbar.OptionSetWidth(30),
 		progressbar.OptionThrottle(100*time.Millisecond),
 		progressbar.OptionSetPredictTime(true),
@@ -105,10 +107,12 @@ func (pp *PullProgress) update(endpoint, model string, r api.ProgressResponse) {
 		pp.bar.ChangeMax64(total)
 		pp.lastMax = total
 	}
-	if changed && (r.Digest == "" || r.Total == 0) {
-		desc := "pulling " + model + ": " + r.Status
-		if pp.many {
-			desc = fmt.Sprintf("pulling %s onto %d endpoints: %s (%s)", model, len(pp.stages), r.Status, endpoint)
+	if changed {
+		// The stages around the download (manifest, verifying, writing)
+		// show beside the title; the download is the bar itself.
+		desc := pp.title
+		if r.Digest == "" || r.Total == 0 {
+			desc += ": " + r.Status
 		}
 		pp.bar.Describe(desc)
 	}
