@@ -6,7 +6,10 @@
 // tool support, silent truncation at num_ctx, and a num_ctx above the
 // model's own context length (DefaultContextLength, or WithContextLength)
 // lowered to it without a word to the client; /api/show gives that length
-// in model_info, as llama.context_length.
+// in model_info, as llama.context_length. With WithPullable it has a
+// registry that /api/pull fetches from, streaming progress as Ollama does
+// (an unknown name, a failure midway included); NewAt serves it on a
+// given address, as a stand-in for `ollama serve`.
 //
 // It lives under internal/ so that it can serve the tests of several
 // packages while never being linked into the bench command.
