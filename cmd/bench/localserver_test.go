@@ -382,6 +382,38 @@ func TestStartedOllamaStoppedOnEveryWayOut(t *testing.T) {
 		}
 		w.checkStopped(p)
 	})
+	// Killed outright (SIGKILL, a second Ctrl-C), bench stops nothing
+	// itself: the server gets SIGTERM from the kernel as its parent dies.
+	t.Run("SIGKILL", func(t *testing.T) {
+		w := newLocalWorld(t)
+		w.env = []string{fakeChatDelay + "=10m"}
+		p := w.start(localRunArgs(w, "qwen3:0.6b", "--no-progress")...)
+		deadline := time.Now().Add(2 * time.Minute)
+		for {
+			if _, ok := w.marked("chat"); ok {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no chat reached ollama serve\nstderr: %s", p.stderr.String())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if err := p.cmd.Process.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		p.waitUpTo(t, time.Minute)
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			if sig, ok := w.marked("stopped"); ok {
+				if sig != "terminated" {
+					t.Errorf("stopped by %q, want SIGTERM", sig)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("ollama serve outlived a bench killed with SIGKILL")
+			}
+		}
+	})
 	t.Run("overhead", func(t *testing.T) {
 		w := newLocalWorld(t)
 		p := w.start("overhead", "--model", "qwen3:0.6b", "--tools", "read_file")
