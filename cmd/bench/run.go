@@ -194,7 +194,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.StringVar(&f.name, "name", "", "name the run: it becomes the run id, and the same command again continues it")
 	fs.Var(&f.hosts, "host", hostFlagHelp)
 	fs.StringVar(&f.api, "api", "", "API of the model servers: ollama (default, native /api/chat) or openai (/v1/chat/completions: vLLM, SGLang, llama.cpp, LM Studio)")
-	fs.BoolVar(&f.noPull, "no-pull", false, "refuse to start when a server lacks the model, rather than pull it there (with a progress bar) as `ollama run` does")
+	fs.BoolVar(&f.noPull, "no-pull", false, "refuse to start when a server lacks the model, rather than pull it there with a progress bar, as ollama run does")
 	fs.BoolVar(&f.allowMixed, "allow-mixed-models", false, "run even when the endpoints serve different weights under the model's name (their digests differ)")
 	fs.StringVar(&f.shard, "shard", "", "run only shard I of N of the plan (I from 0), e.g. --shard $JOB_COMPLETION_INDEX/8; needs --name; put the shards together with bench merge")
 	temperature := floatFlag{v: &f.temperature}
