@@ -172,15 +172,14 @@ func withoutVars(env []string, names ...string) []string {
 // localWorld is a bench's world for one test: a network namespace of its
 // own, a PATH with the stand-in ollama or without any, a database folder.
 type localWorld struct {
-	t      *testing.T
-	dir    string
-	db     string
-	state  string
-	path   string
-	env    []string
-	squat  bool
-	noBin  bool
-	extras []string
+	t     *testing.T
+	dir   string
+	db    string
+	state string
+	path  string
+	env   []string
+	squat bool
+	noBin bool
 }
 
 func newLocalWorld(t *testing.T) *localWorld {
@@ -239,7 +238,6 @@ func (w *localWorld) start(args ...string) *proc {
 		attr.Cloneflags |= syscall.CLONE_NEWUSER
 		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Geteuid(), HostID: os.Geteuid(), Size: 1}}
 		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getegid(), HostID: os.Getegid(), Size: 1}}
-		attr.AmbientCaps = nil
 	}
 	p.cmd.SysProcAttr = attr
 	if err := p.cmd.Start(); err != nil {
@@ -325,9 +323,6 @@ func TestFirstRunStartsOllamaAndPulls(t *testing.T) {
 	if n := stored(w.db, `SELECT count(*) FROM attempts`); n != 1 {
 		t.Errorf("%d attempts stored, want 1", n)
 	}
-	// The model is not pulled again by the same server; a second run
-	// starts a server again (the first is gone) and finds nothing to do
-	// only if the model outlived it, which a fake's memory does not.
 }
 
 // Every way out stops the server bench started; bad input is one line,
