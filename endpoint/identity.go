@@ -90,7 +90,7 @@ func ollamaIdentify(ctx context.Context, e *Endpoint, model string) (string, err
 	}
 	status, err := e.get(ctx, http.MethodPost, "/api/show", map[string]string{"model": model}, nil)
 	if status == http.StatusNotFound {
-		return "", fmt.Errorf("the model %s is not pulled on %s: run `ollama pull %s` there", model, e.Name, model)
+		return "", &NotPulledError{Model: model, Endpoint: e.Name}
 	}
 	return "", err
 }

@@ -107,7 +107,7 @@ func TestRunStopsWhenModelIsMissing(t *testing.T) {
 	srv := ollamatest.New(ollamatest.Turns(), ollamatest.WithModels("qwen3:0.6b"))
 	defer srv.Close()
 	db := filepath.Join(t.TempDir(), "bench.db")
-	code, _, stderr := bench(t, "run", "--host", srv.URL, "--model", "qwen3:8b", "--task", recipeTask, "--db", db)
+	code, _, stderr := bench(t, "run", "--host", srv.URL, "--model", "qwen3:8b", "--task", recipeTask, "--db", db, "--no-pull")
 	if code != 1 {
 		t.Errorf("exit %d, want 1", code)
 	}

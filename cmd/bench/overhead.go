@@ -60,6 +60,7 @@ type overheadFlags struct {
 	run    string
 	svg    string
 	width  int
+	noPull bool
 	// servers are attached to every arm, as with bench run.
 	servers      serverList // startTimeout bounds each MCP server's start.
 	startTimeout time.Duration
@@ -73,6 +74,7 @@ func cmdOverhead(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.StringVar(&f.config, "config", "", "run file (TOML): model, options, servers and arms are taken from it")
 	fs.StringVar(&f.model, "model", "", "Ollama model to measure, e.g. qwen3:0.6b (required unless the run file names one)")
 	fs.StringVar(&f.host, "host", "", "model server URL (default $OLLAMA_HOST or http://127.0.0.1:11434)")
+	fs.BoolVar(&f.noPull, "no-pull", false, "refuse to start when the server lacks the model, rather than pull it (with a progress bar)")
 	fs.StringVar(&f.api, "api", "", "API of the server: ollama (default) or openai (an OpenAI-compatible server: usage.prompt_tokens is measured)")
 	fs.IntVar(&f.numCtx, "num-ctx", 0, fmt.Sprintf("context window, num_ctx (default: the run file's, or %d)", runner.DefaultNumCtx))
 	fs.StringVar(&f.tools, "tools", "", "comma-separated built-in tools to offer (default all)")
@@ -164,6 +166,18 @@ func cmdOverhead(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return usagef("overhead: --host: %v", err)
 	}
+	pool, err := endpoint.NewPool(ep)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	stopServer, err := prepareModel(ctx, pool, modelName, modelPrep{cmd: "overhead", noPull: f.noPull,
+		local: f.host == "" && defaultOllama(f.api, nil, &runner.RunFile{}), db: first(f.db, "bench.db"),
+		again: commandLine("overhead", args), stderr: stderr, bar: isTerminal(stderr)})
+	if err != nil {
+		return err
+	}
+	defer stopServer()
 	model := ep.Model
 	// Ollama lowers a num_ctx above the model's context length to it,
 	// silently: the counts are judged against the smaller of the two.

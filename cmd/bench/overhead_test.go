@@ -332,7 +332,7 @@ func TestOverheadBadInput(t *testing.T) {
 func TestOverheadModelErrors(t *testing.T) {
 	srv := ollamatest.New(ollamatest.Turns(), ollamatest.WithModels("qwen3:0.6b"), ollamatest.WithoutTools("gemma"))
 	defer srv.Close()
-	code, stdout, stderr := overheadCmd(t, "--host", srv.URL, "--model", "qwen3:8b")
+	code, stdout, stderr := overheadCmd(t, "--host", srv.URL, "--model", "qwen3:8b", "--no-pull")
 	if code != 1 || !strings.Contains(stderr, "ollama pull qwen3:8b") || stdout != "" {
 		t.Errorf("model not pulled: exit %d\nstdout %q\nstderr %q", code, stdout, stderr)
 	}

@@ -64,6 +64,7 @@ type runFlags struct {
 	approver    string
 	sandbox     string
 	servers     serverList
+	noPull      bool
 	// startTimeout bounds each MCP server's start.
 	startTimeout time.Duration
 	// envDir is where prepared environments are kept.
@@ -193,6 +194,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.StringVar(&f.name, "name", "", "name the run: it becomes the run id, and the same command again continues it")
 	fs.Var(&f.hosts, "host", hostFlagHelp)
 	fs.StringVar(&f.api, "api", "", "API of the model servers: ollama (default, native /api/chat) or openai (/v1/chat/completions: vLLM, SGLang, llama.cpp, LM Studio)")
+	fs.BoolVar(&f.noPull, "no-pull", false, "refuse to start when a server lacks the model, rather than pull it there with a progress bar, as ollama run does")
 	fs.BoolVar(&f.allowMixed, "allow-mixed-models", false, "run even when the endpoints serve different weights under the model's name (their digests differ)")
 	fs.StringVar(&f.shard, "shard", "", "run only shard I of N of the plan (I from 0), e.g. --shard $JOB_COMPLETION_INDEX/8; needs --name; put the shards together with bench merge")
 	temperature := floatFlag{v: &f.temperature}
@@ -240,7 +242,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		// A resumed run keeps its plan: only what paces it may be given.
 		paces := map[string]bool{"resume": true, "db": true, "host": true, "concurrency": true, "j": true,
 			"keep-workspaces": true, "request-timeout": true, "sandbox": true, "no-progress": true, "max-tries": true,
-			"allow-mixed-models": true, "server-start-timeout": true, "cache": true}
+			"allow-mixed-models": true, "server-start-timeout": true, "cache": true, "no-pull": true}
 		var conflict error
 		fs.Visit(func(fl *flag.Flag) {
 			if !paces[fl.Name] && conflict == nil {
@@ -279,6 +281,15 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			pool.Close()
 		}
 	}()
+	// The model servers are made ready (a local `ollama serve` started,
+	// the model pulled) after every check of the input, the database's
+	// too, and before anything is stored (a new database is removed
+	// again when they cannot be). stopServer ends a server bench
+	// started, on every way out.
+	stopServer := func() {}
+	defer func() { stopServer() }()
+	prep := modelPrep{cmd: "run", noPull: f.noPull, db: first(f.db, rf.Resolve(rf.DB), "bench.db"),
+		again: commandLine("run", args), stderr: stderr, bar: isTerminal(stderr) && !f.noProgress}
 	if f.resume == "" {
 		if plan, err = planFromFlags(&f, set, rf); err != nil {
 			return err
@@ -292,6 +303,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if sb, err = readyPlan(ctx, plan, &f, set, stderr); err != nil {
 			return err
 		}
+		prep.local = defaultOllama(first(f.api, rf.API), f.hosts, rf)
 	}
 	dbPath := first(f.db, rf.Resolve(rf.DB), "bench.db")
 	_, statErr := os.Stat(dbPath)
@@ -343,6 +355,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if sb, err = readyPlan(ctx, plan, &f, set, stderr); err != nil {
 			return err
 		}
+		prep.local = defaultOllama(plan.API, f.hosts, rf)
 	} else if plan.Name != "" {
 		// A named run is its own id: running the same run file (or the same
 		// --name) again continues it, keeping the attempts it finished.
@@ -356,6 +369,18 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	} else {
 		runID = runner.NewRunID(time.Now())
+	}
+
+	if stopServer, err = prepareModel(ctx, pool, plan.Model, prep); err != nil {
+		if newDB {
+			// Nothing was stored: leave no empty database behind.
+			closed = true
+			store.Close()
+			for _, suffix := range []string{"", "-wal", "-shm"} {
+				os.Remove(dbPath + suffix)
+			}
+		}
+		return err
 	}
 
 	exe, _ := os.Executable()

@@ -50,9 +50,11 @@ func (s *Server) tags(w http.ResponseWriter, r *http.Request) {
 	out := struct {
 		Models []model `json:"models"`
 	}{Models: []model{}}
+	s.catalog.RLock()
 	for _, n := range slices.Sorted(maps.Keys(s.models)) {
 		out.Models = append(out.Models, model{Name: n, Model: n, Digest: s.digest(n)})
 	}
+	s.catalog.RUnlock()
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(out)
 }

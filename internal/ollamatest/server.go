@@ -6,7 +6,10 @@
 // tool support, silent truncation at num_ctx, and a num_ctx above the
 // model's own context length (DefaultContextLength, or WithContextLength)
 // lowered to it without a word to the client; /api/show gives that length
-// in model_info, as llama.context_length.
+// in model_info, as llama.context_length. With WithPullable it has a
+// registry that /api/pull fetches from, streaming progress as Ollama does
+// (an unknown name, a failure midway included); NewAt serves it on a
+// given address, as a stand-in for `ollama serve`.
 //
 // It lives under internal/ so that it can serve the tests of several
 // packages while never being linked into the bench command.
@@ -26,6 +29,7 @@ import (
 	"time"
 
 	"github.com/ollama/ollama/api"
+	"github.com/ollama/ollama/types/model"
 
 	"github.com/benchhq/bench/internal/cputime"
 )
@@ -88,8 +92,16 @@ type Server struct {
 
 	script Script
 	// Models lists the models that are "pulled"; any other name gets 404.
-	// Empty means every model is pulled.
-	models map[string]bool
+	// Empty means every model is pulled, unless strict (a server with a
+	// registry to pull from, WithPullable, starts with what it lists).
+	// Guarded by catalog: a pull adds to it while chats read it.
+	models  map[string]bool
+	strict  bool
+	catalog sync.RWMutex
+	// registry is what /api/pull can fetch (WithPullable); pulls counts
+	// the pull requests received per name.
+	registry map[string]Pullable
+	pulls    map[string]int
 	// noTools lists pulled models whose template has no tool support.
 	noTools map[string]bool
 	// noCapabilities leaves the capabilities out of /api/show, as Ollama
@@ -207,11 +219,36 @@ type sketchedRequest struct {
 
 // New starts a fake server playing script. Close it when done.
 func New(script Script, opts ...Option) *Server {
-	s := &Server{script: script, models: map[string]bool{}, noTools: map[string]bool{}, digests: map[string]string{}, contextLength: DefaultContextLength}
+	s := newServer(script, opts...)
+	s.Server = httptest.NewServer(s.mux)
+	return s
+}
+
+// NewAt starts a fake server playing script on addr (host:port), as
+// `ollama serve` listens on OLLAMA_HOST: for a stand-in of the ollama
+// command. Close it when done.
+func NewAt(addr string, script Script, opts ...Option) (*Server, error) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("fake ollama: listen on %s: %w", addr, err)
+	}
+	s := newServer(script, opts...)
+	s.Server = httptest.NewUnstartedServer(s.mux)
+	s.Server.Listener.Close()
+	s.Server.Listener = l
+	s.Server.Start()
+	return s, nil
+}
+
+// newServer makes a server's state and routes, not yet listening.
+func newServer(script Script, opts ...Option) *Server {
+	s := &Server{script: script, models: map[string]bool{}, noTools: map[string]bool{}, digests: map[string]string{},
+		contextLength: DefaultContextLength, registry: map[string]Pullable{}, pulls: map[string]int{}}
 	for _, o := range opts {
 		o(s)
 	}
 	mux := http.NewServeMux()
+	mux.HandleFunc("POST /api/pull", s.pull)
 	mux.HandleFunc("POST /api/chat", s.chat)
 	mux.HandleFunc("GET /api/tags", s.tags)
 	mux.HandleFunc("POST /api/show", s.show)
@@ -230,7 +267,6 @@ func New(script Script, opts ...Option) *Server {
 		_ = json.NewEncoder(w).Encode(s.Stats())
 	})
 	s.mux = mux
-	s.Server = httptest.NewServer(mux)
 	return s
 }
 
@@ -349,7 +385,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 	}
 
-	if len(s.models) > 0 && !s.models[req.Model] {
+	if !s.has(req.Model) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("model '%s' not found", req.Model))
 		return
 	}
@@ -466,7 +502,12 @@ func (s *Server) show(w http.ResponseWriter, r *http.Request) {
 	if name == "" {
 		name = req.Name
 	}
-	if len(s.models) > 0 && !s.models[name] {
+	if n := model.ParseName(name); !n.IsValid() {
+		// What Ollama v0.17.4 answers: its check fails as an internal error.
+		writeError(w, http.StatusInternalServerError, fmt.Sprintf("unqualified name: %s", n))
+		return
+	}
+	if !s.has(name) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("model '%s' not found", name))
 		return
 	}
