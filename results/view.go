@@ -166,6 +166,10 @@ type StoredAttempt struct {
 	// Cases are the outcome of each test, sorted by test: every test the
 	// report gave, and every recorded test it left out (CaseMissing).
 	Cases []TestCase
+	// Suspicions are the suspicion flags of the carried change, as
+	// attempt_flags holds them (docs/flags.md); they never change the
+	// reward.
+	Suspicions []evaluator.Suspicion
 	// Change is what of the agent's workspace was carried into scoring,
 	// and what was left out; nil when the store holds none (the tests did
 	// not run, or the attempt was stored before bench kept it).
@@ -290,6 +294,9 @@ func (s *Store) loadAttempt(ctx context.Context, id int64) (*StoredAttempt, erro
 	if a.Cases, err = s.attemptCases(ctx, id); err != nil {
 		return nil, err
 	}
+	if a.Suspicions, err = s.attemptFlags(ctx, id); err != nil {
+		return nil, err
+	}
 	if a.Change, err = s.attemptChange(ctx, id); err != nil {
 		return nil, err
 	}
@@ -401,6 +408,15 @@ func (s *Store) attemptTest(ctx context.Context, id int64) (*evaluator.TestResul
 		return &n
 	}
 	return tr, count(r.Total), count(r.Passes), nil
+}
+
+func (s *Store) attemptFlags(ctx context.Context, id int64) ([]evaluator.Suspicion, error) {
+	var out []evaluator.Suspicion
+	if err := s.db.SelectContext(ctx, &out, `SELECT flag, path, line, detail FROM attempt_flags
+		WHERE attempt_id = ? ORDER BY idx`, id); err != nil {
+		return nil, fmt.Errorf("read suspicion flags: %w", err)
+	}
+	return out, nil
 }
 
 func (s *Store) attemptCases(ctx context.Context, id int64) ([]TestCase, error) {

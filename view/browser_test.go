@@ -352,7 +352,7 @@ func TestBrowserUnisolatedRun(t *testing.T) {
 	b := newBrowser(t)
 	hs := testServer(t, changedFixture(t,
 		fmt.Sprintf(`UPDATE runs SET isolation = 'none' WHERE id = '%s'`, mainRun),
-		fmt.Sprintf(`UPDATE tasks SET report = '' WHERE run_id = '%s' AND id = 'recipe-trailing-dot'`, mainRun)))
+		fmt.Sprintf(`UPDATE tasks SET report = '', verdict = 'exit_status' WHERE run_id = '%s' AND id = 'recipe-trailing-dot'`, mainRun)))
 	b.open(hs.URL+"/runs/"+mainRun, 200)
 	for _, id := range []string{"isolation-banner", "exit-status-banner"} {
 		if !eval[bool](b, fmt.Sprintf(`(() => { const e = document.querySelector("#%s"); return !!e && e.getBoundingClientRect().height > 0 })()`, id)) {

@@ -18,6 +18,7 @@ import (
 func funcs() template.FuncMap {
 	return template.FuncMap{
 		"pct":      pct,
+		"share":    func(v float64) string { return pct(&v) },
 		"pctv":     pctv,
 		"ppv":      func(v float64) string { return pp(&v) },
 		"atk":      atk,

@@ -20,6 +20,13 @@ type scoringView struct {
 	// a reward on the exit status alone.
 	Basis          string
 	ExitStatusOnly bool
+	// Verdict says in words which kind of verdict the reward rests on;
+	// OutOfReach marks one decided out of the agent's reach.
+	Verdict    string
+	OutOfReach bool
+	// Flags are the suspicion flags of the carried change, with what
+	// each means.
+	Flags []flagView
 	// ReportError says why the per-test report could not be read.
 	ReportError string
 	// Cases are the per-test verdicts; Counts sums their outcomes.
@@ -27,6 +34,29 @@ type scoringView struct {
 	Counts string
 	// Change is what was carried into scoring; nil when not stored.
 	Change *changeView
+}
+
+// flagView is one suspicion flag of the carried change.
+type flagView struct {
+	evaluator.Suspicion
+	Meaning string
+}
+
+// verdictText says what a verdict kind means to a person reading a reward.
+func verdictText(v evaluator.Verdict) string {
+	switch v {
+	case evaluator.VerdictGolden:
+		return "Verdict: golden, out of the agent's reach. The agent's code ran on hidden cases and bench compared each observation, in its own process, with the reference solution's."
+	case evaluator.VerdictBlackBox:
+		return "Verdict: black-box, out of the agent's reach. A checker of the task's, which runs none of the agent's code, judged the result it left."
+	case evaluator.VerdictCanary:
+		return "Verdict: in-process, checked by bench's canary run. The tests ran in the process that runs the agent's code: code written against bench can still forge them."
+	case evaluator.VerdictInProcess:
+		return "Verdict: in-process, without a canary run. The tests ran in the process that runs the agent's code: code written against bench can forge them."
+	case evaluator.VerdictExitStatus:
+		return "Verdict: exit status only. Any code the tests import can forge it."
+	}
+	return ""
 }
 
 // caseView is one test's verdict.
@@ -70,6 +100,10 @@ type changeView struct {
 
 func newScoringView(a *results.StoredAttempt) *scoringView {
 	v := &scoringView{}
+	v.Verdict, v.OutOfReach = verdictText(a.Verdict), a.Verdict.OutOfProcess()
+	for _, f := range a.Suspicions {
+		v.Flags = append(v.Flags, flagView{Suspicion: f, Meaning: evaluator.FlagMeaning(f.Flag)})
+	}
 	if t := a.Test; t != nil {
 		v.ReportError = t.ReportError
 		v.Basis, v.ExitStatusOnly = basisText(t.Basis, t.ReportError, a.TestsTotal, a.TestsPassed, a.Cases)

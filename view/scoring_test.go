@@ -344,7 +344,7 @@ func TestUnisolatedRunsAreMarked(t *testing.T) {
 	for _, iso := range []string{"none", ""} {
 		path := changedFixture(t,
 			fmt.Sprintf(`UPDATE runs SET isolation = '%s' WHERE id = '%s'`, iso, mainRun),
-			fmt.Sprintf(`UPDATE tasks SET report = '' WHERE run_id = '%s' AND id = 'recipe-trailing-dot'`, mainRun))
+			fmt.Sprintf(`UPDATE tasks SET report = '', verdict = 'exit_status' WHERE run_id = '%s' AND id = 'recipe-trailing-dot'`, mainRun))
 		store, err := results.OpenReadOnly(context.Background(), path)
 		if err != nil {
 			t.Fatal(err)
@@ -393,5 +393,41 @@ func TestUnisolatedRunsAreMarked(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), `<p class="banner bad" id="isolation-banner">UNISOLATED: `) {
 		t.Errorf("the html report does not say the run is unisolated")
+	}
+}
+
+// What a reward rests on is said on the attempt page (its verdict kind and
+// the suspicion flags of its change) and, per arm, on the run page, with
+// the hack rate of impossible tasks.
+func TestVerdictsAndFlagsAreShown(t *testing.T) {
+	var id int64
+	store, err := results.OpenReadOnly(context.Background(), fixtureDB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = store.DB().QueryRow(`SELECT id FROM attempts WHERE run_id = ? AND status = 'finished' AND reward = 1 ORDER BY id LIMIT 1`, mainRun).Scan(&id)
+	store.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := changedFixture(t,
+		fmt.Sprintf(`UPDATE attempts SET verdict = 'golden', flags = 'reads-process' WHERE id = %d`, id),
+		fmt.Sprintf(`INSERT INTO attempt_flags (attempt_id, idx, flag, path, line, detail) VALUES (%d, 0, 'reads-process', 'recipe.py', 12, 'open("/proc/self/mem")')`, id),
+		fmt.Sprintf(`UPDATE attempts SET verdict = 'in_process_canary' WHERE run_id = '%s' AND id <> %d AND status = 'finished'`, mainRun, id),
+		fmt.Sprintf(`UPDATE tasks SET tags = '["impossible"]' WHERE run_id = '%s' AND id = 'recipe-trailing-dot'`, mainRun))
+	hs := testServer(t, path)
+	_, page := get(t, fmt.Sprintf("%s/attempts/%d", hs.URL, id))
+	if v := section(t, page, "verdict"); !strings.Contains(v, "Verdict: golden, out of the agent&#39;s reach") {
+		t.Errorf("the attempt page does not give the verdict kind: %s", v)
+	}
+	if f := section(t, page, "flags"); !strings.Contains(f, "reads-process") || !strings.Contains(f, "recipe.py:12") {
+		t.Errorf("the attempt page does not list the flag: %s", f)
+	}
+	_, run := get(t, hs.URL+"/runs/"+mainRun)
+	v := section(t, run, "verdicts")
+	for _, want := range []string{"golden 1 (1)", "in_process_canary", "hack-rate", "attempts on impossible tasks rewarded 1", "verdict-warning"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("the run page's verdicts lack %q:\n%s", want, v)
+		}
 	}
 }
