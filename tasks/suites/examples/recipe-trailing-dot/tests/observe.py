@@ -1,24 +1,32 @@
-"""Run recipe on one golden case (a recipe's text on stdin) and print what
-it gave: title, serves, ingredients, steps and parse, as JSON. bench
-compares it, out of this process, with the reference solution's.
+"""Run recipe on every golden case (a recipe's text, in $BENCH_CASES) and
+write what it gave for each, as JSON, to $BENCH_OBSERVATIONS/<case>: title,
+serves, ingredients, steps and parse. bench compares them, out of this
+process, with the reference solution's. One process for all the cases.
 """
 
 import json
+import os
 import sys
 
-out = sys.stdout
-sys.stdout = sys.stderr  # what the module prints is not the observation
+cases, observed = os.environ["BENCH_CASES"], os.environ["BENCH_OBSERVATIONS"]
+sys.stdout = sys.stderr  # what the module prints is not an observation
 
-text = sys.stdin.read()
-got = {}
 try:
     import recipe
 except Exception as e:
-    got["import"] = type(e).__name__
-else:
-    for name in ("title", "serves", "ingredients", "steps", "parse"):
-        try:
-            got[name] = getattr(recipe, name)(text)
-        except Exception as e:  # the case fails on the exception's kind
-            got[name] = {"exception": type(e).__name__}
-out.write(json.dumps(got, sort_keys=True) + "\n")
+    recipe, broken = None, type(e).__name__
+
+for case in sorted(os.listdir(cases)):
+    with open(os.path.join(cases, case), encoding="utf-8") as f:
+        text = f.read()
+    got = {}
+    if recipe is None:
+        got["import"] = broken
+    else:
+        for name in ("title", "serves", "ingredients", "steps", "parse"):
+            try:
+                got[name] = getattr(recipe, name)(text)
+            except Exception as e:  # the case fails on the exception's kind
+                got[name] = {"exception": type(e).__name__}
+    with open(os.path.join(observed, case), "w", encoding="utf-8") as f:
+        f.write(json.dumps(got, sort_keys=True) + "\n")
