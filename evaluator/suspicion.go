@@ -439,10 +439,13 @@ func hiddenNames(t *tasks.Task) (*hiddenSet, error) {
 		if err != nil || !d.Type().IsRegular() {
 			return err
 		}
-		// A file's name, and a Python test module's name, unless the
+		// A test file's name, and a Python test module's name, unless the
 		// workspace shows it or it is one of every package's (__init__).
+		// Other files of tests/ (a golden task's observe.py, a Go
+		// driver's main.go, go.mod) have names a genuine solution uses.
 		base := path.Base(rel)
-		if !visible(base) && !strings.HasPrefix(base, "__") {
+		lower := strings.ToLower(base)
+		if !visible(base) && !strings.HasPrefix(base, "__") && (strings.Contains(lower, "test") || strings.Contains(lower, "hidden")) {
 			h.files[base] = true
 			if stem := strings.TrimSuffix(base, ".py"); stem != base && strings.Contains(stem, "test") && !visible(stem) {
 				h.files[stem] = true

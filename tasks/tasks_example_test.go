@@ -14,7 +14,7 @@ func ExampleLoadSuite() {
 		return
 	}
 	t, _ := suite.Task("recipe-trailing-dot")
-	fmt.Println(len(suite.Tasks) >= 8, t.Golden.Each, t.Golden.CompareOr(), t.Limits.MaxTurnsOr())
+	fmt.Println(len(suite.Tasks) >= 8, t.Golden.Command, t.Golden.CompareOr(), t.Limits.MaxTurnsOr())
 	// Output: true python3 observe.py json 20
 }
 
