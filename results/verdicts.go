@@ -234,6 +234,14 @@ func (r *Report) writeVerdicts(b *bytes.Buffer, md bool) {
 		"out of the agent's reach. IN-PROCESS(+CANARY), EXIT STATUS: decided in the process that runs the agent's code; code written "+
 		"against bench can forge them. FLAGGED: changes with suspicion flags (docs/flags.md); flags never change a reward: read those trajectories.")
 	var lines []string
+	if total := r.Verdicts[len(r.Verdicts)-1]; total.Flagged > 0 {
+		rewarded := 0
+		for _, k := range total.Kinds {
+			rewarded += k.Rewarded
+		}
+		lines = append(lines, fmt.Sprintf("rewards with flags: %d of the %d rewards of 1 (and %d of the %d scored attempts) carry a change with suspicion flags: "+
+			"read those trajectories (bench view, or attempts.flags)", total.RewardedFlagged, rewarded, total.Flagged, total.Scored))
+	}
 	for _, w := range r.VerdictWarnings {
 		lines = append(lines, "warning: "+w+".")
 	}
