@@ -1,0 +1,180 @@
+package image
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// Store keeps unpacked images, one folder per image content (its config
+// digest, which names its layers' content): an image pulled under two
+// tags or from two registries is unpacked once.
+//
+//	DIR/<config digest hex>/rootfs/     the root file system (a master: never run in)
+//	DIR/<config digest hex>/image.json  Image
+//
+// It is safe for concurrent use by several bench processes: an image is
+// unpacked under a lock, into a temporary folder renamed into place once
+// whole, so a half-unpacked image is never seen.
+type Store struct {
+	// Dir is the store's folder, made (0700) when needed.
+	Dir string
+	// Source says where images come from.
+	Source Source
+}
+
+// Image is an image unpacked in a Store.
+type Image struct {
+	// Ref is the reference it was first pulled by.
+	Ref string `json:"ref"`
+	// Digest is its manifest's digest.
+	Digest string `json:"digest"`
+	// ID is its config's digest: what the store keys it by.
+	ID string `json:"id"`
+	// Root is the host path of its root file system.
+	Root string `json:"-"`
+	// Env, WorkingDir and User are its config's.
+	Env        []string `json:"env,omitempty"`
+	WorkingDir string   `json:"working_dir,omitempty"`
+	User       string   `json:"user,omitempty"`
+	// Stats are what unpacking did.
+	Stats Stats `json:"stats"`
+	// Source is where it came from (Source.String).
+	Source string `json:"source"`
+	// UnpackedAt is when it was unpacked; Took how long pulling and
+	// unpacking took.
+	UnpackedAt time.Time     `json:"unpacked_at"`
+	Took       time.Duration `json:"took_ns"`
+}
+
+const (
+	rootDir   = "rootfs"
+	imageFile = "image.json"
+)
+
+// Get returns the image ref names, unpacked: from the store when its
+// content is there already, else pulled from the Source and unpacked.
+// Reading a tag asks its registry what the tag names now (a manifest
+// request, no layers); a reference by digest that is in the store needs no
+// registry, but its manifest is still read to learn its config digest
+// unless the store has seen that digest before.
+func (s *Store) Get(ctx context.Context, ref string) (*Image, error) {
+	start := time.Now()
+	if err := os.MkdirAll(s.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("image store %s: %w", s.Dir, err)
+	}
+	img, err := s.Source.Resolve(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	id, err := img.ConfigName()
+	if err != nil {
+		return nil, fmt.Errorf("image %s: config digest: %w", ref, err)
+	}
+	digest, err := img.Digest()
+	if err != nil {
+		return nil, fmt.Errorf("image %s: digest: %w", ref, err)
+	}
+	key := id.Hex
+	if len(key) < 12 || filepath.Base(key) != key {
+		return nil, fmt.Errorf("image %s: config digest %s: not a digest bench can key by", ref, id)
+	}
+	if im, err := s.load(key); err == nil {
+		return im, nil
+	}
+	unlock, err := lock(ctx, filepath.Join(s.Dir, key+".lock"))
+	if err != nil {
+		return nil, fmt.Errorf("image store %s: %w", s.Dir, err)
+	}
+	defer unlock()
+	if im, err := s.load(key); err == nil {
+		return im, nil // another process unpacked it meanwhile
+	}
+	tmp, err := os.MkdirTemp(s.Dir, ".tmp-"+key[:12]+"-")
+	if err != nil {
+		return nil, fmt.Errorf("image store %s: %w", s.Dir, err)
+	}
+	defer os.RemoveAll(tmp) //nolint:errcheck // gone once renamed
+	root := filepath.Join(tmp, rootDir)
+	if err := os.Mkdir(root, 0o755); err != nil {
+		return nil, fmt.Errorf("image store %s: %w", s.Dir, err)
+	}
+	st, err := Unpack(ctx, img, root)
+	if err != nil {
+		return nil, fmt.Errorf("image %s (%s): %w", ref, s.Source, err)
+	}
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		return nil, fmt.Errorf("image %s: config: %w", ref, err)
+	}
+	im := &Image{
+		Ref: ref, Digest: digest.String(), ID: id.String(),
+		Env: cfg.Config.Env, WorkingDir: cfg.Config.WorkingDir, User: cfg.Config.User,
+		Stats: st, Source: s.Source.String(), UnpackedAt: time.Now().UTC(), Took: time.Since(start),
+	}
+	b, err := json.MarshalIndent(im, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(tmp, imageFile), b, 0o644); err != nil {
+		return nil, fmt.Errorf("image store %s: %w", s.Dir, err)
+	}
+	final := filepath.Join(s.Dir, key)
+	if err := os.RemoveAll(final); err != nil { // a leftover without image.json
+		return nil, fmt.Errorf("image store %s: %w", s.Dir, err)
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return nil, fmt.Errorf("image store %s: %w", s.Dir, err)
+	}
+	im.Root = filepath.Join(final, rootDir)
+	return im, nil
+}
+
+// load reads the image of key from the store.
+func (s *Store) load(key string) (*Image, error) {
+	dir := filepath.Join(s.Dir, key)
+	b, err := os.ReadFile(filepath.Join(dir, imageFile))
+	if err != nil {
+		return nil, err
+	}
+	var im Image
+	if err := json.Unmarshal(b, &im); err != nil {
+		return nil, fmt.Errorf("image store: %s: %w", filepath.Join(dir, imageFile), err)
+	}
+	im.Root = filepath.Join(dir, rootDir)
+	if fi, err := os.Stat(im.Root); err != nil || !fi.IsDir() {
+		return nil, fs.ErrNotExist
+	}
+	return &im, nil
+}
+
+// lock takes an exclusive lock on the file at p, waiting for it until ctx
+// ends.
+func lock(ctx context.Context, p string) (func(), error) {
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() { f.Close() }, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
