@@ -204,7 +204,13 @@ func (s *Sandbox) bwrapPrefix(spec Spec) ([]string, error) {
 		a = append(a, "--unshare-net")
 	}
 	// The system, read-only. On merged-/usr systems /bin, /lib... are links.
-	for _, p := range systemPaths {
+	// With a root file system of its own, that instead.
+	sys := systemPaths
+	if spec.Root != "" {
+		a = append(a, s.rootArgs(spec)...)
+		sys = nil
+	}
+	for _, p := range sys {
 		fi, err := os.Lstat(p)
 		switch {
 		case err != nil:
@@ -272,6 +278,9 @@ func (s *Sandbox) bwrapPrefix(spec Spec) ([]string, error) {
 	// the sandbox's own, read-only once the exceptions are bound in it.
 	var covered []string
 	for _, h := range spec.Hide {
+		if spec.Root != "" {
+			break // the host's folders are not there
+		}
 		h = filepath.Clean(h)
 		for _, p := range shown {
 			if within(h, p) {
@@ -303,8 +312,11 @@ func (s *Sandbox) bwrapPrefix(spec Spec) ([]string, error) {
 		}
 		a = append(a, "--perms", perms, "--size", tmp, "--tmpfs", HomePath)
 	}
+	a = append(a, mountArgs(spec)...)
 	chdir := "/"
-	if spec.Dir != "" {
+	if spec.Root != "" && spec.Dir != "" {
+		chdir = spec.Dir // inside the root file system
+	} else if spec.Dir != "" {
 		mkParents(spec.Dir)
 		a = append(a, "--bind", spec.Dir, spec.Dir)
 		chdir = spec.Dir
@@ -316,7 +328,15 @@ func (s *Sandbox) bwrapPrefix(spec Spec) ([]string, error) {
 		// setpriv then drops every capability, for good.
 		a = append(a, "--cap-drop", "ALL", "--cap-add", "CAP_DAC_READ_SEARCH",
 			"--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP", "--")
-		a = append(a, s.dropArgv(spec.User)...)
+		drop := s.dropArgv(spec.User)
+		if spec.Root != "" {
+			host, err := hostProgram(s.setpriv)
+			if err != nil {
+				return nil, err
+			}
+			drop = append(host, drop[1:]...)
+		}
+		a = append(a, drop...)
 	} else {
 		a = append(a, "--")
 	}

@@ -1,0 +1,71 @@
+package sandbox_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/benchhq/bench/internal/rootfstest"
+	"github.com/benchhq/bench/sandbox"
+)
+
+// A sandbox with a root file system of its own sees it as "/", not the
+// host's system; mounts land where they say; the working folder is one of
+// the root's.
+func TestRootFileSystem(t *testing.T) {
+	sb := testSandbox(t)
+	root := t.TempDir()
+	rootfstest.Make(t, root)
+	tests, logs := t.TempDir(), t.TempDir()
+	os.WriteFile(filepath.Join(tests, "test.sh"), []byte("echo from-tests"), 0o644)
+	spec := sandbox.Spec{
+		Root: root,
+		Dir:  "/app",
+		Mounts: []sandbox.Mount{
+			{Src: tests, Dst: "/tests", ReadOnly: true},
+			{Src: logs, Dst: "/logs/verifier"},
+		},
+	}
+	script := `pwd; read l < /etc/os-release; echo "$l"; sh /tests/test.sh
+echo written > /app/out
+echo reward > /logs/verifier/reward.txt
+if { echo x > /tests/planted; } 2>/dev/null; then echo tests-writable; fi
+if [ -e /usr/bin/bwrap ] || [ -e ` + sbPath(t) + ` ]; then echo host-visible; fi`
+	cmd, err := sb.Command(context.Background(), spec, []string{"/bin/sh", "-c", script}, []string{"PATH=/bin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if got, want := string(out), "/app\nID=rootfstest\nfrom-tests\n"; got != want {
+		t.Errorf("output %q, want %q", got, want)
+	}
+	if b, _ := os.ReadFile(filepath.Join(root, "app/out")); string(b) != "written\n" {
+		t.Errorf("the root's /app/out: %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(logs, "reward.txt")); string(b) != "reward\n" {
+		t.Errorf("the logs mount: %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(tests, "planted")); err == nil {
+		t.Error("a read-only mount was written")
+	}
+
+	// A relative working folder is refused: it names nothing in the root.
+	spec.Dir = "app"
+	if _, err := sb.Command(context.Background(), spec, []string{"/bin/sh"}, nil); err == nil || !strings.Contains(err.Error(), "absolute path inside the root") {
+		t.Errorf("a relative folder: %v", err)
+	}
+}
+
+// sbPath is a host file that a sandbox with its own root must not show.
+func sbPath(t *testing.T) string {
+	p, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
