@@ -108,6 +108,7 @@ func (s *Sandbox) bwrapCommand(ctx context.Context, spec Spec, argv []string) (*
 	}
 	files = append(files, br)
 	a = append([]string{a[0], "--block-fd", strconv.Itoa(2 + len(files))}, a[1:]...)
+	a = s.asRootPrefix(spec, a)
 	cmd := exec.CommandContext(ctx, a[0], a[1:]...)
 	cmd.ExtraFiles = files
 	var child atomic.Int64
@@ -137,6 +138,9 @@ func (s *Sandbox) bwrapCommand(ctx context.Context, spec Spec, argv []string) (*
 			set := s.limit
 			if set == nil {
 				set = setLimits
+			}
+			if s.root && spec.AsRoot {
+				set = limitedAlready // by asRootPrefix
 			}
 			if set(pid, limits) == nil {
 				_, err := bw.Write([]byte{0})
@@ -176,6 +180,9 @@ func (s *Sandbox) bwrapCommand(ctx context.Context, spec Spec, argv []string) (*
 // (already prepared: absolute paths, a user when root), its limits set by
 // prlimit(1): for callers that start the process themselves (Wrap).
 func (s *Sandbox) bwrapArgv(spec Spec, argv []string) ([]string, error) {
+	if spec.Root != "" {
+		return nil, fmt.Errorf("sandbox: a process started by its caller cannot have a root file system of its own (%s)", spec.Root)
+	}
 	a, err := s.bwrapPrefix(spec)
 	if err != nil {
 		return nil, err
@@ -197,8 +204,11 @@ func (s *Sandbox) bwrapPrefix(spec Spec) ([]string, error) {
 		"--unshare-pid", "--as-pid-1", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
 		"--hostname", "sandbox",
 	}
-	if !s.root {
+	if !s.root || spec.AsRoot {
 		a = append(a, "--unshare-user", "--disable-userns")
+	}
+	if spec.AsRoot {
+		a = append(a, "--uid", "0", "--gid", "0")
 	}
 	if !spec.Network {
 		a = append(a, "--unshare-net")
@@ -322,7 +332,7 @@ func (s *Sandbox) bwrapPrefix(spec Spec) ([]string, error) {
 		chdir = spec.Dir
 	}
 	a = append(a, "--chdir", chdir, "--setenv", "HOME", HomePath, "--setenv", "TMPDIR", "/tmp")
-	if s.root {
+	if s.root && !spec.AsRoot {
 		// Only what it takes to enter the working folder (owned by the
 		// sandbox user, maybe 0700) and for setpriv to become that user;
 		// setpriv then drops every capability, for good.

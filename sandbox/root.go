@@ -39,8 +39,8 @@ func (s *Sandbox) rootArgs(spec Spec) []string {
 			}
 		}
 	}
-	if !s.root {
-		return a
+	if !s.root || spec.AsRoot {
+		return a // setpriv runs outside (asRootPrefix), or not at all
 	}
 	for _, p := range systemPaths {
 		if fi, err := os.Lstat(p); err == nil && fi.IsDir() {
@@ -137,3 +137,20 @@ func globDirs(pattern string) []string {
 	m, _ := filepath.Glob(pattern)
 	return m
 }
+
+// asRootPrefix starts a bubblewrap command line a of an AsRoot spec as the
+// sandbox user when bench runs as root: bubblewrap then makes the user
+// namespace whose root is that user, never the host's root. Its limits
+// are set by prlimit(1) before the user changes: bench could not set them
+// on a process of another user without CAP_SYS_RESOURCE (a container's
+// root often lacks it), and they are inherited from there on.
+func (s *Sandbox) asRootPrefix(spec Spec, a []string) []string {
+	if !s.root || !spec.AsRoot {
+		return a
+	}
+	return s.limitArgv(spec.Limits.WithDefaults(), append(s.dropArgv(spec.User), a...))
+}
+
+// limitedAlready is the limit setter of a process whose limits its
+// command line set (asRootPrefix).
+func limitedAlready(int, Limits) error { return nil }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/benchhq/bench/internal/rootfstest"
@@ -68,4 +69,31 @@ func sbPath(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// AsRoot: root inside, the sandbox user (or bench's) outside; files the
+// processes make in the root belong to that user on the host.
+func TestRootFileSystemAsRoot(t *testing.T) {
+	sb := testSandbox(t)
+	root := t.TempDir()
+	rootfstest.Make(t, root, "id")
+	spec := sandbox.Spec{Root: root, Dir: "/app", AsRoot: true}
+	cmd, err := sb.Command(context.Background(), spec, []string{"/bin/sh", "-c", "id -u; echo x > /etc/made-by-root"}, []string{"PATH=/bin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if string(out) != "0\n" {
+		t.Errorf("id -u: %q, want 0", out)
+	}
+	fi, err := os.Stat(filepath.Join(root, "etc/made-by-root"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if uid := fi.Sys().(*syscall.Stat_t).Uid; uid == 0 {
+		t.Errorf("a file made as root inside belongs to the host's root")
+	}
 }

@@ -125,6 +125,13 @@ type Spec struct {
 	Root string
 	// Mounts show host folders at places of their own in the sandbox.
 	Mounts []Mount
+	// AsRoot runs the processes as root (uid 0) of a user namespace of
+	// their own, mapped to the sandbox user: what an image's set-up steps
+	// and Harbor's agents expect (apt-get, writing /usr in their Root),
+	// with no more power over the host than the sandbox user has. When
+	// bench runs as root, bubblewrap itself is started as that user.
+	// Bubblewrap only.
+	AsRoot bool
 	// Harden keeps every process of the sandbox out of every other's
 	// memory: ptrace and process_vm_readv/writev fail (a seccomp filter)
 	// and /proc is read-only (no writing /proc/PID/mem). For the hidden
@@ -236,6 +243,9 @@ func (s *Sandbox) prepare(spec Spec) (Spec, error) {
 	if err := s.CheckLimits(spec.Limits.WithDefaults()); err != nil {
 		return spec, err
 	}
+	if spec.AsRoot && !s.Isolated() {
+		return spec, fmt.Errorf("sandbox: running as root of a user namespace needs bubblewrap")
+	}
 	if spec.Root != "" && !s.Isolated() {
 		return spec, fmt.Errorf("sandbox: a root file system of its own (%s) needs bubblewrap", spec.Root)
 	}
@@ -288,13 +298,22 @@ func (s *Sandbox) prepare(spec Spec) (Spec, error) {
 			if err := chownTree(d, spec.User.uid); err != nil {
 				return spec, fmt.Errorf("sandbox: give %s to the sandbox user: %w", d, err)
 			}
-			if !s.Isolated() {
-				// On the host, the user must pass through the folders
+			if !s.Isolated() || spec.AsRoot {
+				// On the host (or for a bubblewrap started as the
+				// user), the user must pass through the folders
 				// above (temp folders are 0700): it may enter them, not
 				// list or write them.
 				if err := passable(d); err != nil {
 					return spec, fmt.Errorf("sandbox: let the sandbox user reach %s: %w", d, err)
 				}
+			}
+		}
+	}
+	if s.root && spec.AsRoot {
+		// bubblewrap, started as the user, must reach what it mounts.
+		for _, m := range spec.Mounts {
+			if err := passable(m.Src); err != nil {
+				return spec, fmt.Errorf("sandbox: let the sandbox user reach %s: %w", m.Src, err)
 			}
 		}
 	}
