@@ -445,3 +445,32 @@ func TestUnpackOwners(t *testing.T) {
 		t.Errorf("owner %d:%d, want 1234:5678", st.Uid, st.Gid)
 	}
 }
+
+func TestCopy(t *testing.T) {
+	img := baseImage(t)
+	root := filepath.Join(t.TempDir(), "root")
+	os.Mkdir(root, 0o755)
+	if _, err := Unpack(context.Background(), img, root); err != nil {
+		t.Fatal(err)
+	}
+	view := filepath.Join(t.TempDir(), "view")
+	if err := Copy(root, view); err != nil {
+		t.Fatal(err)
+	}
+	if read(t, filepath.Join(view, "etc/ro/f")) != "in a read-only folder" {
+		t.Error("content")
+	}
+	if l, _ := os.Readlink(filepath.Join(view, "bin")); l != "usr/bin" {
+		t.Errorf("bin links to %q", l)
+	}
+	// A write to the view leaves the root alone.
+	if err := os.WriteFile(filepath.Join(view, "etc/os-release"), []byte("changed"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if read(t, filepath.Join(root, "etc/os-release")) != "ID=bench2\n" {
+		t.Error("the view wrote through to the root")
+	}
+	if fi, _ := os.Stat(filepath.Join(view, "tmp")); fi.Mode()&os.ModeSticky == 0 {
+		t.Errorf("tmp: %s", fi.Mode())
+	}
+}

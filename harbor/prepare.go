@@ -1,0 +1,501 @@
+package harbor
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/benchhq/bench/image"
+	"github.com/benchhq/bench/internal/procio"
+	"github.com/benchhq/bench/sandbox"
+)
+
+// prepFormat is the version of the prepared environments' layout; part
+// of every key.
+const prepFormat = 1
+
+// Runtime prepares Harbor tasks' environments and runs their attempts,
+// verifiers and reference solutions, all under bubblewrap, with no
+// Docker: an environment is the task's image unpacked (or its Dockerfile
+// replayed on its base image), prepared once per task content and kept;
+// each attempt gets a private copy of it.
+type Runtime struct {
+	// Sandbox runs every process.
+	Sandbox *sandbox.Sandbox
+	// Images pulls and unpacks images.
+	Images *image.Store
+	// Dir keeps prepared environments: DIR/<key>/{root/, env.json}.
+	Dir string
+	// Limits bound every process (the sandbox's defaults when zero).
+	Limits sandbox.Limits
+	// Provision, when set, runs the verifier once at preparation, with
+	// the network on, in the untouched environment, so that what it
+	// fetches (curl, uv, pytest) is there when it grades offline.
+	Provision bool
+}
+
+// InfraError is a failure of bench's own (an image it cannot pull, a
+// sandbox that cannot start): retried, never scored.
+type InfraError struct{ Err error }
+
+func (e *InfraError) Error() string { return e.Err.Error() }
+func (e *InfraError) Unwrap() error { return e.Err }
+
+// Prepared is a task's environment, prepared.
+type Prepared struct {
+	// Task is the task.
+	Task *Task
+	// Root is the master root file system: attempts run in copies.
+	Root string
+	// Meta describes it.
+	Meta Meta
+}
+
+// Meta describes a prepared environment (env.json).
+type Meta struct {
+	Key     string `json:"key"`
+	Task    string `json:"task"`
+	TaskDir string `json:"task_dir"`
+	// Image is the reference pulled, ImageID its config digest.
+	Image   string `json:"image"`
+	ImageID string `json:"image_id"`
+	// Workdir is the agent's working folder, and Env the environment
+	// (the image's, then the Dockerfile's ENV), as replayed.
+	Workdir string   `json:"workdir"`
+	Env     []string `json:"env"`
+	// Steps are the Dockerfile's replayed steps.
+	Steps []StepLog `json:"steps,omitempty"`
+	// Provision is the verifier's run at preparation (nil when not run).
+	Provision *StepLog `json:"provision,omitempty"`
+	// Untouched is what that run scored on the untouched environment.
+	Untouched *Verdict `json:"untouched,omitempty"`
+	// ImageTook is how long pulling and unpacking the image took (0 when
+	// the image store had it); Took how long the whole preparation took.
+	ImageTook  time.Duration `json:"image_took_ns"`
+	Took       time.Duration `json:"took_ns"`
+	PreparedAt time.Time     `json:"prepared_at"`
+}
+
+// StepLog is one step run at preparation.
+type StepLog struct {
+	Line   int           `json:"line,omitempty"`
+	Op     string        `json:"op"`
+	Exit   int           `json:"exit"`
+	Took   time.Duration `json:"took_ns"`
+	Output string        `json:"output,omitempty"`
+}
+
+const (
+	preparedRoot = "root"
+	preparedMeta = "env.json"
+	// homeInRoot is the folder of the root shown as HOME: Harbor's
+	// agents and verifiers run as root, whose HOME is /root.
+	homeInRoot = "root"
+	// maxStepOutput bounds what is kept of a step's output.
+	maxStepOutput = 8 << 10
+)
+
+// Prepare returns the task's prepared environment, preparing it when the
+// cache has none for the task's content and image.
+func (r *Runtime) Prepare(ctx context.Context, t *Task) (*Prepared, error) {
+	start := time.Now()
+	ref := t.Image
+	if ref == "" {
+		ref = t.Dockerfile.From
+	}
+	im, err := r.Images.Get(ctx, ref)
+	if err != nil {
+		return nil, &InfraError{Err: fmt.Errorf("task %s: %w", t.Task.ID, err)}
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%d\x00%s\x00%s\x00%v", prepFormat, im.ID, t.Task.Hash, r.Provision)
+	key := t.Task.ID + "-" + hex.EncodeToString(h.Sum(nil))[:16]
+	if err := os.MkdirAll(r.Dir, 0o700); err != nil {
+		return nil, &InfraError{Err: fmt.Errorf("task %s: environments %s: %w", t.Task.ID, r.Dir, err)}
+	}
+	if p, err := r.load(t, key); err == nil {
+		return p, nil
+	}
+	unlock, err := lockFile(ctx, filepath.Join(r.Dir, key+".lock"))
+	if err != nil {
+		return nil, &InfraError{Err: fmt.Errorf("task %s: %w", t.Task.ID, err)}
+	}
+	defer unlock()
+	if p, err := r.load(t, key); err == nil {
+		return p, nil
+	}
+	tmp, err := os.MkdirTemp(r.Dir, ".tmp-"+key+"-")
+	if err != nil {
+		return nil, &InfraError{Err: fmt.Errorf("task %s: %w", t.Task.ID, err)}
+	}
+	defer os.RemoveAll(tmp) //nolint:errcheck // gone once renamed
+	root := filepath.Join(tmp, preparedRoot)
+	if err := image.Copy(im.Root, root); err != nil {
+		return nil, &InfraError{Err: fmt.Errorf("task %s: %w", t.Task.ID, err)}
+	}
+	meta := Meta{Key: key, Task: t.Task.ID, TaskDir: t.Task.Dir, Image: ref, ImageID: im.ID}
+	if time.Since(im.UnpackedAt) < time.Since(start) {
+		meta.ImageTook = im.Took
+	}
+	env := newEnv(im.Env)
+	workdir := im.WorkingDir
+	if workdir == "" {
+		workdir = "/"
+	}
+	if t.Dockerfile != nil && t.Image == "" {
+		rp := &replay{r: r, t: t, root: root, env: env, workdir: workdir, user: r.Sandbox.NewUser()}
+		steps, err := rp.run(ctx)
+		meta.Steps = steps
+		if err != nil {
+			return nil, err
+		}
+		workdir = rp.workdir
+	}
+	if t.Workdir != "" {
+		workdir = path.Clean(Expand(t.Workdir, env.vals))
+	}
+	if err := mkdirIn(root, workdir); err != nil {
+		return nil, fmt.Errorf("task %s: working folder %s: %w", t.Task.ID, workdir, err)
+	}
+	if err := os.MkdirAll(filepath.Join(root, homeInRoot), 0o700); err != nil {
+		return nil, fmt.Errorf("task %s: HOME: %w", t.Task.ID, err)
+	}
+	meta.Workdir, meta.Env = workdir, env.list(nil)
+	p := &Prepared{Task: t, Root: root, Meta: meta}
+	if r.Provision {
+		log, v, err := r.verify(ctx, p, root, true)
+		if err != nil {
+			return nil, err
+		}
+		p.Meta.Provision, p.Meta.Untouched = &log, &v
+	}
+	p.Meta.Took = time.Since(start)
+	p.Meta.PreparedAt = time.Now().UTC()
+	b, err := json.MarshalIndent(p.Meta, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(tmp, preparedMeta), b, 0o644); err != nil {
+		return nil, &InfraError{Err: fmt.Errorf("task %s: %w", t.Task.ID, err)}
+	}
+	final := filepath.Join(r.Dir, key)
+	if err := os.RemoveAll(final); err != nil {
+		return nil, &InfraError{Err: fmt.Errorf("task %s: %w", t.Task.ID, err)}
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return nil, &InfraError{Err: fmt.Errorf("task %s: %w", t.Task.ID, err)}
+	}
+	p.Root = filepath.Join(final, preparedRoot)
+	return p, nil
+}
+
+// load reads a prepared environment of the cache.
+func (r *Runtime) load(t *Task, key string) (*Prepared, error) {
+	dir := filepath.Join(r.Dir, key)
+	b, err := os.ReadFile(filepath.Join(dir, preparedMeta))
+	if err != nil {
+		return nil, err
+	}
+	var m Meta
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	root := filepath.Join(dir, preparedRoot)
+	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+		return nil, fs.ErrNotExist
+	}
+	return &Prepared{Task: t, Root: root, Meta: m}, nil
+}
+
+// replay replays a Dockerfile's steps on a root file system.
+type replay struct {
+	r       *Runtime
+	t       *Task
+	root    string
+	env     *envList
+	workdir string
+	user    sandbox.User
+}
+
+func (rp *replay) run(ctx context.Context) ([]StepLog, error) {
+	timeout := rp.t.Task.Environment.TimeoutOr()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var logs []StepLog
+	for _, s := range rp.t.Dockerfile.Steps {
+		fail := func(err error) error {
+			return fmt.Errorf("task %s: %s line %d: %s: %w", rp.t.Task.ID, DockerfilePath, s.Line, s.Op, err)
+		}
+		switch s.Op {
+		case "ENV":
+			// Every value of one ENV sees the environment before it.
+			vals := make([][2]string, len(s.Env))
+			for i, kv := range s.Env {
+				vals[i] = [2]string{kv[0], Expand(kv[1], rp.env.vals)}
+			}
+			for _, kv := range vals {
+				rp.env.set(kv[0], kv[1])
+			}
+		case "WORKDIR":
+			d := Expand(s.Dir, rp.env.vals)
+			if !path.IsAbs(d) {
+				d = path.Join(rp.workdir, d)
+			}
+			rp.workdir = path.Clean(d)
+			if err := mkdirIn(rp.root, rp.workdir); err != nil {
+				return logs, fail(err)
+			}
+		case "COPY":
+			if err := rp.copy(s); err != nil {
+				return logs, fail(err)
+			}
+		case "RUN":
+			log, err := rp.runStep(ctx, s)
+			logs = append(logs, log)
+			if err != nil {
+				if ctx.Err() != nil {
+					return logs, fail(fmt.Errorf("the build ran past its timeout (%s; [environment] build_timeout_sec)", timeout))
+				}
+				return logs, fail(err)
+			}
+		}
+	}
+	return logs, nil
+}
+
+// runStep runs a RUN in the sandbox, as root of its own user namespace,
+// with the network: the only time a Harbor task's processes get it from
+// bench (preparation).
+func (rp *replay) runStep(ctx context.Context, s Step) (StepLog, error) {
+	start := time.Now()
+	argv := s.Exec
+	if argv == nil {
+		argv = []string{"/bin/sh", "-c", s.Shell}
+	}
+	if err := mkdirIn(rp.root, rp.workdir); err != nil {
+		return StepLog{Line: s.Line, Op: s.Op, Exit: -1}, err
+	}
+	spec := sandbox.Spec{Root: rp.root, Dir: rp.workdir, Home: filepath.Join(rp.root, homeInRoot), AsRoot: true, Network: true, Limits: rp.r.Limits, User: rp.user}
+	if err := os.MkdirAll(spec.Home, 0o700); err != nil {
+		return StepLog{Line: s.Line, Op: s.Op, Exit: -1}, err
+	}
+	exit, out, err := rp.r.run(ctx, spec, argv, rp.env.list(nil))
+	log := StepLog{Line: s.Line, Op: s.Op, Exit: exit, Took: time.Since(start), Output: out}
+	if err != nil {
+		return log, &InfraError{Err: err}
+	}
+	if exit != 0 {
+		return log, fmt.Errorf("exited %d: %s", exit, lastLines(out, 20))
+	}
+	return log, nil
+}
+
+// run runs argv under spec and returns its exit status (-1 when killed)
+// and the end of its output; an error only when it could not start.
+func (r *Runtime) run(ctx context.Context, spec sandbox.Spec, argv, env []string) (int, string, error) {
+	cmd, err := r.Sandbox.Command(ctx, spec, argv, env)
+	if err != nil {
+		return -1, "", err
+	}
+	out := procio.New(maxStepOutput, maxStepOutput/4)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		return -1, "", fmt.Errorf("start %s in the sandbox: %w", argv[0], err)
+	}
+	err = cmd.Wait()
+	code := cmd.ProcessState.ExitCode()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) && code == 0 {
+		code = -1
+	}
+	return code, out.String(), nil
+}
+
+// copy replays a COPY: sources from the build context (environment/), never
+// out of it; written into the root without following a link out of it.
+func (rp *replay) copy(s Step) error {
+	ctxDir := filepath.Join(rp.t.Task.Dir, "environment")
+	dest := Expand(s.Dest, rp.env.vals)
+	if !path.IsAbs(dest) {
+		dest = path.Join(rp.workdir, dest) + map[bool]string{true: "/", false: ""}[strings.HasSuffix(s.Dest, "/")]
+	}
+	var mode fs.FileMode
+	if s.Chmod != "" {
+		m, err := strconv.ParseUint(s.Chmod, 8, 32)
+		if err != nil || m > 0o7777 {
+			return fmt.Errorf("--chmod=%s: expected an octal mode", s.Chmod)
+		}
+		mode = fs.FileMode(m).Perm()
+	}
+	var srcs []string
+	for _, src := range s.Sources {
+		src = Expand(src, rp.env.vals)
+		matches, err := filepath.Glob(filepath.Join(ctxDir, filepath.FromSlash(src)))
+		if err != nil || len(matches) == 0 {
+			return fmt.Errorf("source %q: not in the build context %s", src, ctxDir)
+		}
+		for _, m := range matches {
+			if rel, err := filepath.Rel(ctxDir, m); err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+				return fmt.Errorf("source %q: outside the build context", src)
+			}
+			srcs = append(srcs, m)
+		}
+	}
+	root, err := os.OpenRoot(rp.root)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	rel := func(p string) string { return strings.TrimPrefix(path.Clean(p), "/") }
+	intoDir := strings.HasSuffix(dest, "/") || len(srcs) > 1
+	for _, src := range srcs {
+		fi, err := os.Stat(src)
+		if err != nil {
+			return err
+		}
+		if fi.IsDir() {
+			// A folder's contents, as Docker copies them.
+			if err := copyDirInto(root, src, rel(dest), mode); err != nil {
+				return err
+			}
+			continue
+		}
+		d := rel(dest)
+		if intoDir {
+			d = path.Join(d, filepath.Base(src))
+		}
+		if err := root.MkdirAll(path.Dir(d), 0o755); err != nil && path.Dir(d) != "." {
+			return err
+		}
+		if err := copyFileInto(root, src, d, fi.Mode(), mode); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// copyDirInto copies the contents of the host folder src to the folder
+// dst of root.
+func copyDirInto(root *os.Root, src, dst string, mode fs.FileMode) error {
+	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		r, _ := filepath.Rel(src, p)
+		target := path.Join(dst, filepath.ToSlash(r))
+		if target == "" {
+			target = "."
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir():
+			if target == "." {
+				return nil
+			}
+			return root.MkdirAll(target, fi.Mode().Perm()|0o700)
+		case fi.Mode()&fs.ModeSymlink != 0:
+			l, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			_ = root.RemoveAll(target)
+			return root.Symlink(l, target)
+		case fi.Mode().IsRegular():
+			return copyFileInto(root, p, target, fi.Mode(), mode)
+		}
+		return nil
+	})
+}
+
+// copyFileInto copies the host file src to dst in root (replacing it).
+func copyFileInto(root *os.Root, src, dst string, srcMode, mode fs.FileMode) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	if fi, err := root.Lstat(dst); err == nil && !fi.Mode().IsRegular() {
+		if err := root.RemoveAll(dst); err != nil {
+			return err
+		}
+	}
+	if mode == 0 {
+		mode = srcMode.Perm()
+	}
+	out, err := root.OpenFile(dst, os.O_CREATE|os.O_TRUNC|os.O_WRONLY|syscall.O_NOFOLLOW, mode)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Close(); err != nil {
+		return err
+	}
+	return root.Chmod(dst, mode)
+}
+
+// mkdirIn makes the folder dir (absolute, as the sandbox sees it) in
+// root, following no link out of it.
+func mkdirIn(root, dir string) error {
+	r, err := os.OpenRoot(root)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	d := strings.TrimPrefix(path.Clean(dir), "/")
+	if d == "" {
+		return nil
+	}
+	return r.MkdirAll(d, 0o755)
+}
+
+// lastLines is the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// lockFile takes an exclusive lock on the file at p, waiting until ctx ends.
+func lockFile(ctx context.Context, p string) (func(), error) {
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() { f.Close() }, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
