@@ -1,26 +1,14 @@
 package harbor
 
 import (
-	"archive/tar"
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"io/fs"
-	"log"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/registry"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
 	"github.com/benchhq/bench/image"
 	"github.com/benchhq/bench/internal/rootfstest"
@@ -41,71 +29,8 @@ func testRuntime(t *testing.T) *Runtime {
 	return &Runtime{Sandbox: sb, Images: &image.Store{Dir: filepath.Join(dir, "images")}, Dir: filepath.Join(dir, "envs"), Provision: true}
 }
 
-// pushRootfs makes an image of a small root file system of the host's own
-// programs, serves it from an in-process registry and returns its reference.
-func pushRootfs(t *testing.T, progs ...string) string {
-	t.Helper()
-	dir := t.TempDir()
-	rootfstest.Make(t, dir, progs...)
-	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || p == dir {
-			return err
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		h, err := tar.FileInfoHeader(fi, "")
-		if err != nil {
-			return err
-		}
-		h.Name = filepath.ToSlash(rel)
-		if d.IsDir() {
-			h.Name += "/"
-		}
-		if err := tw.WriteHeader(h); err != nil {
-			return err
-		}
-		if fi.Mode().IsRegular() {
-			f, err := os.Open(p)
-			if err != nil {
-				return err
-			}
-			defer f.Close()
-			_, err = io.Copy(tw, f)
-			return err
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tw.Close()
-	b := buf.Bytes()
-	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil })
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err := mutate.AppendLayers(empty.Image, layer)
-	if err != nil {
-		t.Fatal(err)
-	}
-	img, err = mutate.Config(img, v1.Config{Env: []string{"PATH=/bin", "LANG=C"}, WorkingDir: "/"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
-	t.Cleanup(srv.Close)
-	ref := strings.TrimPrefix(srv.URL, "http://") + "/bench/mini:1"
-	r, _ := name.ParseReference(ref)
-	if err := remote.Write(r, img); err != nil {
-		t.Fatal(err)
-	}
-	return ref
-}
+// pushRootfs serves an image of the host's progs; see rootfstest.Push.
+func pushRootfs(t *testing.T, progs ...string) string { return rootfstest.Push(t, progs...) }
 
 // copyTask copies a task folder of testdata into a temporary folder and
 // rewrites its image references to ref.

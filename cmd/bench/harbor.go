@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/benchhq/bench/environment"
+	"github.com/benchhq/bench/harbor"
+	"github.com/benchhq/bench/image"
+	"github.com/benchhq/bench/sandbox"
+)
+
+// The task formats a suite may be written in (--format).
+const (
+	formatAuto   = "auto"
+	formatBench  = "bench"
+	formatHarbor = "harbor"
+)
+
+// harborFlags are the flags of Harbor task folders: their format and
+// where their images come from.
+type harborFlags struct {
+	format   *string
+	mirror   *string
+	layout   *string
+	archive  *string
+	insecure *bool
+}
+
+func addHarborFlags(fs *flag.FlagSet) *harborFlags {
+	return &harborFlags{
+		format:   fs.String("format", formatAuto, "the suite's task `format`: auto (detected by its files), bench, or harbor (Harbor and Terminal-Bench folders: task.toml, instruction.md, tests/test.sh)"),
+		mirror:   fs.String("image-mirror", "", "a registry (`host[:port]`) to pull every Harbor task's image from instead of its own"),
+		layout:   fs.String("image-layout", "", "an OCI image layout `folder` to take Harbor tasks' images from instead of a registry"),
+		archive:  fs.String("image-archive", "", "a `docker save` tarball to take Harbor tasks' images from instead of a registry"),
+		insecure: fs.Bool("insecure-registry", false, "allow plain HTTP to the image registry (a local mirror)"),
+	}
+}
+
+// isHarbor says whether the suite in dir is to be read as Harbor's.
+func (h *harborFlags) isHarbor(dir string) (bool, error) {
+	switch *h.format {
+	case formatHarbor:
+		return true, nil
+	case formatBench:
+		return false, nil
+	case formatAuto:
+		return harbor.DetectSuite(dir), nil
+	}
+	return false, usagef("--format: expected auto, bench or harbor, got %q", *h.format)
+}
+
+// runtime makes the runtime of Harbor tasks: unpacked images and
+// prepared Harbor environments kept beside bench's own environments (in
+// the folder above them: bench cache clear removes what it does not know
+// in its own).
+func (h *harborFlags) runtime(sb *sandbox.Sandbox, envDir string) *harbor.Runtime {
+	if envDir == "" {
+		envDir = environment.DefaultDir()
+	}
+	base := filepath.Dir(filepath.Clean(envDir))
+	src := image.Source{Mirror: *h.mirror, Layout: *h.layout, Archive: *h.archive, Insecure: *h.insecure}
+	return &harbor.Runtime{
+		Sandbox:   sb,
+		Images:    &image.Store{Dir: filepath.Join(base, "images"), Source: src},
+		Dir:       filepath.Join(base, "harbor-envs"),
+		Provision: true,
+	}
+}
+
+// printNotes reports, per task, what bench cannot honour of it.
+func printNotes(w io.Writer, s *harbor.Suite) {
+	for _, t := range s.Tasks {
+		for _, n := range t.Notes {
+			fmt.Fprintf(w, "task %s: %s\n", t.Task.ID, n)
+		}
+	}
+}
+
+// validateHarbor is bench validate for a suite of Harbor tasks: each
+// environment prepared, the verifier run on the untouched environment
+// (it must fail) and after solution/solve.sh (it must pass).
+func validateHarbor(ctx context.Context, dir string, h *harborFlags, mode, envDir string, jobs int, verbose bool, stdout, stderr io.Writer) error {
+	sb, err := sandboxFor(ctx, mode)
+	if err != nil {
+		return err
+	}
+	if !sb.Isolated() {
+		return usagef("validate: Harbor tasks run in their image's root file system, which needs bubblewrap: --sandbox off cannot run them")
+	}
+	suite, err := harbor.LoadSuite(dir, harbor.Options{})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "sandbox: %s\n", sb)
+	printNotes(stderr, suite)
+	rt := h.runtime(sb, envDir)
+	vals := make([]*harbor.Validation, len(suite.Tasks))
+	took := make([]time.Duration, len(suite.Tasks))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(jobs)
+	start := time.Now()
+	for i, t := range suite.Tasks {
+		g.Go(func() error {
+			t0 := time.Now()
+			v, err := rt.Validate(gctx, t, "")
+			if err != nil {
+				return err
+			}
+			vals[i], took[i] = v, time.Since(t0)
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "TASK\tUNTOUCHED\tSOLUTION\tTESTS\tVERDICT")
+	bad := 0
+	for i, v := range vals {
+		verdict := "ok"
+		if !v.OK() {
+			bad++
+			verdict = "INVALID: " + strings.Join(v.Problems, "; ")
+		}
+		tests := "reward file only"
+		if n := len(v.Solved.Cases); n > 0 {
+			tests = fmt.Sprintf("%d in ctrf.json", n)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s (%s)\n", v.Task, rewardText(v.Untouched), rewardText(v.Solved), tests, verdict, took[i].Round(100*time.Millisecond))
+	}
+	tw.Flush()
+	fmt.Fprintf(stdout, "%s, %d valid, %d invalid (%s)\n", count(len(vals), "task"), len(vals)-bad, bad, time.Since(start).Round(time.Millisecond))
+	if verbose {
+		for _, v := range vals {
+			if v.OK() {
+				continue
+			}
+			fmt.Fprintf(stdout, "\n== %s ==\n-- solve.sh --\n%s\n-- verifier after solve.sh --\n%s\n", v.Task, v.Solve.Output, v.Verifier.Output)
+		}
+	}
+	if bad > 0 {
+		return errSilent
+	}
+	return nil
+}
+
+// rewardText shows a Harbor verdict: the reward as written, pass or fail
+// at bench's threshold, or why there is none.
+func rewardText(v harbor.Verdict) string {
+	if v.Reason != "" {
+		return "0 (" + v.Reason + ")"
+	}
+	return fmt.Sprintf("%s %v", passFail(v.Passed), v.Value)
+}
