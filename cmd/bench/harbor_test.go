@@ -75,3 +75,33 @@ func TestValidateHarborSuite(t *testing.T) {
 		t.Errorf("--format docker: exit %d, %s", code, stderr)
 	}
 }
+
+// bench export --format atif writes one trajectory per attempt; a form it
+// does not know is a usage error naming the flag.
+func TestExportATIFFlag(t *testing.T) {
+	db := resultsDB(t)
+	code, stdout, stderr := bench(t, "export", "--db", db, "--format", "atif")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	lines := jsonLines(t, stdout)
+	if len(lines) != 7 { // 8 attempts, one an infrastructure failure
+		t.Fatalf("%d trajectories:\n%s", len(lines), stdout)
+	}
+	for _, l := range lines {
+		steps, _ := l["steps"].([]any)
+		if l["schema_version"] != "ATIF-v1.6" || len(steps) != 3 {
+			t.Errorf("trajectory: %v", l)
+			continue
+		}
+		agentStep := steps[1].(map[string]any)
+		calls := agentStep["tool_calls"].([]any)
+		obs := agentStep["observation"].(map[string]any)["results"].([]any)
+		if calls[0].(map[string]any)["tool_call_id"] != obs[0].(map[string]any)["source_call_id"] {
+			t.Errorf("the result is not tied to its call: %v", agentStep)
+		}
+	}
+	if code, _, stderr := bench(t, "export", "--db", db, "--format", "xml"); code != 2 || !strings.Contains(stderr, "--format") {
+		t.Errorf("--format xml: exit %d, %s", code, stderr)
+	}
+}
