@@ -59,6 +59,8 @@ type envConfig struct {
 	GPUTypes      []string `toml:"gpu_types"`
 	AllowInternet *bool    `toml:"allow_internet"`
 	Workdir       string   `toml:"workdir"`
+	// MCPServers are MCP servers the task offers its agent.
+	MCPServers []map[string]any `toml:"mcp_servers"`
 }
 
 type solutionConfig struct {

@@ -3,6 +3,7 @@ package harbor
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 )
 
@@ -106,9 +107,6 @@ func ParseDockerfile(path string, data []byte) (*Dockerfile, error) {
 			if len(flags) > 0 {
 				return nil, fail("option %s cannot be replayed", flags[0])
 			}
-			if strings.HasPrefix(body, "<<") {
-				return nil, fail("a here-document cannot be replayed: write the script to a file and COPY it")
-			}
 			if body == "" {
 				return nil, fail("expected a command")
 			}
@@ -183,7 +181,8 @@ func logicalLines(src string) ([]logicalLine, error) {
 	var cur strings.Builder
 	start := 0
 	directives := true
-	for i, l := range raw {
+	for i := 0; i < len(raw); i++ {
+		l := raw[i]
 		t := strings.TrimSpace(l)
 		if directives && strings.HasPrefix(t, "#") {
 			k, v, ok := strings.Cut(strings.TrimSpace(t[1:]), "=")
@@ -221,12 +220,45 @@ func logicalLines(src string) ([]logicalLine, error) {
 			out = append(out, logicalLine{line: start, text: s})
 		}
 		cur.Reset()
+		// A RUN with here-documents (BuildKit's syntax) goes on with
+		// their bodies, each up to its delimiter line, given whole to
+		// the shell.
+		if len(out) > 0 && out[len(out)-1].line == start {
+			last := &out[len(out)-1]
+			op, _, _ := strings.Cut(last.text, " ")
+			if !strings.EqualFold(op, "RUN") {
+				continue
+			}
+			for _, m := range heredocRE.FindAllStringSubmatch(last.text, -1) {
+				strip, delim := m[1] == "-", m[3]
+				found := false
+				for i+1 < len(raw) {
+					i++
+					body := raw[i]
+					check := body
+					if strip {
+						check = strings.TrimLeft(body, "\t")
+					}
+					last.text += "\n" + body
+					if check == delim {
+						found = true
+						break
+					}
+				}
+				if !found {
+					return nil, fmt.Errorf("line %d: RUN: here-document %s has no closing line %q", start, m[0], delim)
+				}
+			}
+		}
 	}
 	if s := strings.TrimSpace(cur.String()); s != "" {
 		out = append(out, logicalLine{line: start, text: s})
 	}
 	return out, nil
 }
+
+// heredocRE finds the here-documents of a RUN: <<EOF, <<-EOF, <<'EOF', <<"EOF".
+var heredocRE = regexp.MustCompile(`<<(-?)\s*(['"]?)([A-Za-z_][A-Za-z0-9_]*)(?:'|")?`)
 
 // cutFlags splits leading --flags off an instruction's arguments.
 func cutFlags(s string) (flags []string, rest string) {

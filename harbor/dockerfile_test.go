@@ -52,7 +52,8 @@ func TestParseDockerfileRefuses(t *testing.T) {
 		{"FROM a\nUSER app\n", "line 2: USER: cannot be replayed"},
 		{"FROM a\nCOPY --from=build /x /y\n", "line 2: COPY: option --from=build"},
 		{"FROM a\nRUN --mount=type=cache,target=/c true\n", "line 2: RUN: option --mount"},
-		{"FROM a\nRUN <<EOF\necho\nEOF\n", "here-document"},
+		{"FROM a\nCOPY <<EOF /x\nhi\nEOF\n", "here-document"},
+		{"FROM a\nRUN cat > /x <<'EOF'\nno end\n", "has no closing line"},
 		{"FROM a\nCOPY onlyone\n", "expected COPY SOURCE... DEST"},
 		{"FROM a\nENV \"unterminated=1\n", "unterminated"},
 		{"FROM ${BASE}\n", "build argument"},
@@ -85,5 +86,32 @@ func TestExpand(t *testing.T) {
 		if got := Expand(in, env); got != want {
 			t.Errorf("Expand(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// Here-documents of a RUN (BuildKit's syntax, common in generated
+// tasks) are given whole to the shell; instructions go on after them.
+func TestParseDockerfileHeredocs(t *testing.T) {
+	src := "FROM a\n" +
+		"RUN cat > /app/t.py << 'EOF'\n" +
+		"# not a comment of the Dockerfile\n" +
+		"COPY is not an instruction here\n" +
+		"EOF\n" +
+		"RUN cat <<-END > /x && echo $((1<<2))\n" +
+		"\tindented\n" +
+		"\tEND\n" +
+		"WORKDIR /app\n"
+	d, err := ParseDockerfile("Dockerfile", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Steps) != 3 || d.Steps[2].Op != "WORKDIR" || d.Steps[2].Line != 9 {
+		t.Fatalf("steps: %+v", d.Steps)
+	}
+	if want := "cat > /app/t.py << 'EOF'\n# not a comment of the Dockerfile\nCOPY is not an instruction here\nEOF"; d.Steps[0].Shell != want {
+		t.Errorf("first RUN: %q, want %q", d.Steps[0].Shell, want)
+	}
+	if want := "cat <<-END > /x && echo $((1<<2))\n\tindented\n\tEND"; d.Steps[1].Shell != want {
+		t.Errorf("second RUN: %q, want %q", d.Steps[1].Shell, want)
 	}
 }

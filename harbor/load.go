@@ -240,6 +240,9 @@ func (h *Task) resources(c config, opts Options) {
 	if e.AllowInternet != nil && *e.AllowInternet && !opts.Network {
 		h.note("environment.allow_internet", "the task asks for internet access, but the run's permission profile gives attempts no network: attempts run offline")
 	}
+	if len(e.MCPServers) > 0 {
+		h.note("environment.mcp_servers", fmt.Sprintf("%d MCP server(s): bench attaches the servers a run's arms declare, not a Harbor task's", len(e.MCPServers)))
+	}
 	if e.CPUs != nil {
 		h.note("environment.cpus", fmt.Sprintf("%v asked: bench does not pin CPUs; attempts share the machine's", *e.CPUs))
 	}
