@@ -16,7 +16,7 @@ import (
 )
 
 // testRuntime returns a runtime over the machine's bubblewrap, or skips.
-func testRuntime(t *testing.T) *Runtime {
+func testRuntime(t testing.TB) *Runtime {
 	t.Helper()
 	sb, err := sandbox.New(context.Background(), sandbox.Required)
 	if err != nil {
@@ -30,11 +30,11 @@ func testRuntime(t *testing.T) *Runtime {
 }
 
 // pushRootfs serves an image of the host's progs; see rootfstest.Push.
-func pushRootfs(t *testing.T, progs ...string) string { return rootfstest.Push(t, progs...) }
+func pushRootfs(t testing.TB, progs ...string) string { return rootfstest.Push(t, progs...) }
 
 // copyTask copies a task folder of testdata into a temporary folder and
 // rewrites its image references to ref.
-func copyTask(t *testing.T, src, ref string) string {
+func copyTask(t testing.TB, src, ref string) string {
 	t.Helper()
 	dst := filepath.Join(t.TempDir(), filepath.Base(src))
 	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {

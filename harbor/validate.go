@@ -3,6 +3,8 @@ package harbor
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 )
 
 // Validation is what `bench validate` found of a Harbor task: the
@@ -49,6 +51,10 @@ func (r *Runtime) Validate(ctx context.Context, t *Task, tmpDir string) (*Valida
 		val.Problems = append(val.Problems, fmt.Sprintf("the verifier passes the untouched environment (reward %v from %s): it cannot tell a solution from none", val.Untouched.Value, val.Untouched.Source))
 	}
 
+	if fi, err := os.Stat(filepath.Join(t.Task.Dir, SolveScript)); err != nil || !fi.Mode().IsRegular() {
+		val.Problems = append(val.Problems, "no solution/solve.sh: the verifier cannot be checked on a reference solution")
+		return val, nil
+	}
 	b, err := r.NewAttempt(p, tmpDir)
 	if err != nil {
 		return nil, err
