@@ -158,7 +158,7 @@ func (r *Runtime) verify(ctx context.Context, p *Prepared, root string, provisio
 	}
 	v := ReadVerdict(logs)
 	if errors.Is(ctx2.Err(), context.DeadlineExceeded) {
-		v = Verdict{Kind: v.Kind, Reason: fmt.Sprintf("the verifier ran past its timeout (%s; [verifier] timeout_sec)", timeout)}
+		v = Verdict{Kind: v.Kind, TimedOut: true, Reason: fmt.Sprintf("the verifier ran past its timeout (%s; [verifier] timeout_sec)", timeout)}
 	}
 	return log, v, nil
 }

@@ -59,6 +59,8 @@ type Verdict struct {
 	// The agent can cause each (it ran as the verifier's user, in the same
 	// environment), so each scores 0 and is never an infrastructure failure.
 	Reason string
+	// TimedOut marks a verifier killed at its timeout.
+	TimedOut bool `json:",omitempty"`
 	// Kind is the kind of evidence: the verifier ran beside the agent's
 	// result, in the same environment, so it is in-process evidence.
 	Kind evaluator.Verdict

@@ -73,6 +73,9 @@ type Runner struct {
 	// EnvDir is where the tasks' prepared environments are kept
 	// ("" for environment.DefaultDir()).
 	EnvDir string
+	// Rooted, when set, runs the tasks that bring a root file system of
+	// their own (Harbor's task folders; see rooted.go).
+	Rooted Rooted
 
 	logMu     sync.Mutex // Log's turn
 	approvers map[string]agent.Approver

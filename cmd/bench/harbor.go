@@ -15,7 +15,9 @@ import (
 	"github.com/benchhq/bench/environment"
 	"github.com/benchhq/bench/harbor"
 	"github.com/benchhq/bench/image"
+	"github.com/benchhq/bench/runner"
 	"github.com/benchhq/bench/sandbox"
+	"github.com/benchhq/bench/tasks"
 )
 
 // The task formats a suite may be written in (--format).
@@ -37,7 +39,7 @@ type harborFlags struct {
 
 func addHarborFlags(fs *flag.FlagSet) *harborFlags {
 	return &harborFlags{
-		format:   fs.String("format", formatAuto, "the suite's task `format`: auto (detected by its files), bench, or harbor (Harbor and Terminal-Bench folders: task.toml, instruction.md, tests/test.sh)"),
+		format:   fs.String("format", formatAuto, "the suite's task `format`: auto (detected by its files), bench, or harbor, for Harbor and Terminal-Bench folders of task.toml, instruction.md and tests/test.sh"),
 		mirror:   fs.String("image-mirror", "", "a registry (`host[:port]`) to pull every Harbor task's image from instead of its own"),
 		layout:   fs.String("image-layout", "", "an OCI image layout `folder` to take Harbor tasks' images from instead of a registry"),
 		archive:  fs.String("image-archive", "", "a `docker save` tarball to take Harbor tasks' images from instead of a registry"),
@@ -160,4 +162,49 @@ func rewardText(v harbor.Verdict) string {
 		return "0 (" + v.Reason + ")"
 	}
 	return fmt.Sprintf("%s %v", passFail(v.Passed), v.Value)
+}
+
+// loadSuite loads the suite of bench run: bench's own format, or
+// Harbor's (f.harborSuite is then set).
+func (f *runFlags) loadSuite(dir string) (*tasks.Suite, error) {
+	if f.harbor == nil {
+		return tasks.LoadSuite(dir)
+	}
+	isHarbor, err := f.harbor.isHarbor(dir)
+	if err != nil {
+		return nil, err
+	}
+	if !isHarbor {
+		return tasks.LoadSuite(dir)
+	}
+	hs, err := harbor.LoadSuite(dir, harbor.Options{})
+	if err != nil {
+		return nil, err
+	}
+	f.harborSuite = hs
+	return hs.Suite, nil
+}
+
+// rooted is the runner's Rooted of a Harbor suite (nil for bench's own),
+// its notes printed.
+func (f *runFlags) rooted(sb *sandbox.Sandbox, stderr io.Writer) (runner.Rooted, error) {
+	if f.harborSuite == nil {
+		return nil, nil
+	}
+	if !sb.Isolated() {
+		return nil, usagef("run: Harbor tasks run in their image's root file system, which needs bubblewrap: --sandbox off cannot run them")
+	}
+	printNotes(stderr, f.harborSuite)
+	return harborRooted{harbor.NewTasks(f.harbor.runtime(sb, f.envDir), f.harborSuite)}, nil
+}
+
+// harborRooted adapts harbor.Tasks to runner.Rooted.
+type harborRooted struct{ *harbor.Tasks }
+
+func (h harborRooted) Attempt(ctx context.Context, t *tasks.Task, tmpDir string) (runner.RootedAttempt, error) {
+	a, err := h.Tasks.Attempt(ctx, t, tmpDir)
+	if err != nil {
+		return nil, err
+	}
+	return a, nil
 }

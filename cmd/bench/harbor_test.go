@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/benchhq/bench/internal/ollamatest"
 	"github.com/benchhq/bench/internal/rootfstest"
+	"github.com/benchhq/bench/results"
 )
 
 // writeFiles makes the files (path: content) under dir.
@@ -103,5 +105,72 @@ func TestExportATIFFlag(t *testing.T) {
 	}
 	if code, _, stderr := bench(t, "export", "--db", db, "--format", "xml"); code != 2 || !strings.Contains(stderr, "--format") {
 		t.Errorf("--format xml: exit %d, %s", code, stderr)
+	}
+}
+
+// bench run on a Harbor suite, with a scripted model that writes hello to
+// /app/out through run_command, inside each attempt's copy of the task's
+// image: the task that wants hello passes, the one that wants bye fails,
+// the verifier's ctrf.json lands in the per-test table, and the runs
+// report says so.
+func TestRunHarborSuite(t *testing.T) {
+	if _, err := sandboxFor(t.Context(), "required"); err != nil {
+		t.Skipf("no sandbox: %v", err)
+	}
+	ref := rootfstest.Push(t, "bash", "cat", "mkdir", "id")
+	suite := t.TempDir()
+	verifier := func(want string) string {
+		return "read l < /app/out; r=0; s=failed; [ \"$l\" = " + want + " ] && r=1 && s=passed\n" +
+			"echo $r > /logs/verifier/reward.txt\n" +
+			"echo '{\"results\": {\"tests\": [{\"name\": \"test_out\", \"status\": \"'$s'\"}]}}' > /logs/verifier/ctrf.json\n"
+	}
+	for name, want := range map[string]string{"hello": "hello", "bye": "bye"} {
+		writeFiles(t, filepath.Join(suite, name), map[string]string{
+			"task.toml":              "[agent]\ntimeout_sec = 120\n[verifier]\ntimeout_sec = 60\n",
+			"instruction.md":         "Write " + want + " to /app/out.\n",
+			"environment/Dockerfile": "FROM " + ref + "\nWORKDIR /app\n",
+			"tests/test.sh":          verifier(want),
+			"solution/solve.sh":      "echo " + want + " > /app/out\n",
+		})
+	}
+	srv := ollamatest.New(ollamatest.Turns(
+		ollamatest.Reply{Calls: []ollamatest.Call{{Name: "run_command", Args: map[string]any{"command": "pwd && echo hello > out && id -u"}}}},
+		ollamatest.Reply{Content: "Wrote it."},
+	))
+	defer srv.Close()
+	db := filepath.Join(t.TempDir(), "bench.db")
+	code, stdout, stderr := bench(t, "run", "--host", srv.URL, "--model", "fake", "--suite", suite, "--attempts", "2", "-j", "2",
+		"--db", db, "--cache", filepath.Join(t.TempDir(), "envs"))
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"hello", "2/2", "bye", "0/2"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("summary lacks %q:\n%s", want, stdout)
+		}
+	}
+	st, err := results.Open(t.Context(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	var rows []struct {
+		Task    string `db:"task"`
+		Test    string `db:"test"`
+		Outcome string `db:"outcome"`
+	}
+	if err := st.DB().SelectContext(t.Context(), &rows, `SELECT a.task_id AS task, c.test, c.outcome FROM test_cases c JOIN attempts a ON a.id = c.attempt_id ORDER BY a.task_id`); err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 4 || rows[0].Task != "bye" || rows[0].Outcome != "fail" || rows[3].Task != "hello" || rows[3].Outcome != "pass" || rows[3].Test != "test_out" {
+		t.Errorf("test cases: %+v", rows)
+	}
+	var outputs []string
+	if err := st.DB().SelectContext(t.Context(), &outputs, `SELECT c.result FROM tool_calls c JOIN attempts a ON a.id = c.attempt_id WHERE a.task_id = 'hello'`); err != nil {
+		t.Fatal(err)
+	}
+	// In the task's working folder, as root of its own namespace.
+	if len(outputs) != 2 || !strings.Contains(outputs[0], "/app\n") || !strings.Contains(outputs[0], "\n0\n") {
+		t.Errorf("run_command's output: %q", outputs)
 	}
 }

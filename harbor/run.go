@@ -1,0 +1,119 @@
+package harbor
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/benchhq/bench/evaluator"
+	"github.com/benchhq/bench/tasks"
+)
+
+// Tasks runs a loaded Harbor suite's tasks for bench's runner: each
+// environment prepared once, each attempt in a private copy of it, scored
+// by the task's verifier. (cmd/bench adapts it to runner.Rooted.)
+type Tasks struct {
+	rt    *Runtime
+	byDir map[string]*Task
+	mu    sync.Mutex
+	ready map[string]*Prepared
+}
+
+// NewTasks makes the runner's view of suite under rt.
+func NewTasks(rt *Runtime, suite *Suite) *Tasks {
+	h := &Tasks{rt: rt, byDir: map[string]*Task{}, ready: map[string]*Prepared{}}
+	for _, t := range suite.Tasks {
+		h.byDir[t.Task.Dir] = t
+	}
+	return h
+}
+
+// Owns reports whether t is one of the suite's Harbor tasks.
+func (h *Tasks) Owns(t *tasks.Task) bool { _, ok := h.byDir[t.Dir]; return ok }
+
+// Prepare prepares t's environment (Runtime.Prepare), once.
+func (h *Tasks) Prepare(ctx context.Context, t *tasks.Task) error {
+	_, err := h.prepared(ctx, t)
+	return err
+}
+
+func (h *Tasks) prepared(ctx context.Context, t *tasks.Task) (*Prepared, error) {
+	ht, ok := h.byDir[t.Dir]
+	if !ok {
+		return nil, fmt.Errorf("task %s: not a Harbor task of this suite", t.ID)
+	}
+	h.mu.Lock()
+	p := h.ready[t.Dir]
+	h.mu.Unlock()
+	if p != nil {
+		return p, nil
+	}
+	p, err := h.rt.Prepare(ctx, ht)
+	if err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	h.ready[t.Dir] = p
+	h.mu.Unlock()
+	return p, nil
+}
+
+// Attempt makes an attempt's private copy of t's prepared environment,
+// under tmpDir.
+func (h *Tasks) Attempt(ctx context.Context, t *tasks.Task, tmpDir string) (*Attempt, error) {
+	p, err := h.prepared(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	return h.rt.NewAttempt(p, tmpDir)
+}
+
+// InRoot is where the attempt's sandbox sees the host folder dir, which
+// lies in the attempt's root (its working folder when it does not).
+func (a *Attempt) InRoot(dir string) string {
+	rel, err := filepath.Rel(a.Root, dir)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return a.p.Meta.Workdir
+	}
+	return "/" + filepath.ToSlash(rel)
+}
+
+// Score runs the verifier (Verify) and gives its verdict as bench's test
+// result: passed at bench's threshold, ctrf.json's cases as the per-test
+// verdicts, the reason of a 0 as the report error. The reward as written
+// and its metrics head the output (the store has no column of their own
+// yet). An error is bench's own failure only.
+func (a *Attempt) Score(ctx context.Context) (*evaluator.TestResult, error) {
+	v, log, err := a.Verify(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return TestResult(v, log), nil
+}
+
+// TestResult is a verifier's verdict as bench's test result.
+func TestResult(v Verdict, log StepLog) *evaluator.TestResult {
+	head := "harbor verifier: "
+	switch {
+	case v.Reason != "":
+		head += "reward 0: " + v.Reason
+	default:
+		head += fmt.Sprintf("reward %v from %s (pass at %v: %v)", v.Value, v.Source, Threshold, v.Passed)
+		if len(v.Metrics) > 0 {
+			head += fmt.Sprintf("; metrics %v", v.Metrics)
+		}
+	}
+	return &evaluator.TestResult{
+		Command:     TestCommand,
+		ExitCode:    log.Exit,
+		Passed:      v.Passed,
+		TimedOut:    v.TimedOut,
+		Output:      head + "\n" + log.Output,
+		Duration:    log.Took,
+		Basis:       evaluator.BasisExitStatus,
+		Cases:       v.Cases,
+		ReportError: v.Reason,
+	}
+}
