@@ -81,10 +81,9 @@ func (a *Attempt) InRoot(dir string) string {
 }
 
 // Score runs the verifier (Verify) and gives its verdict as bench's test
-// result: passed at bench's threshold, ctrf.json's cases as the per-test
-// verdicts, the reason of a 0 as the report error. The reward as written
-// and its metrics head the output (the store has no column of their own
-// yet). An error is bench's own failure only.
+// result: passed at bench's threshold, the reward as written and its
+// metrics, ctrf.json's cases as the per-test verdicts, the reason of a 0
+// as the report error. An error is bench's own failure only.
 func (a *Attempt) Score(ctx context.Context) (*evaluator.TestResult, error) {
 	v, log, err := a.Verify(ctx)
 	if err != nil {
@@ -105,7 +104,13 @@ func TestResult(v Verdict, log StepLog) *evaluator.TestResult {
 			head += fmt.Sprintf("; metrics %v", v.Metrics)
 		}
 	}
+	var value *float64
+	if v.Source != "" {
+		value = &v.Value
+	}
 	return &evaluator.TestResult{
+		Value:       value,
+		Metrics:     v.Metrics,
 		Command:     TestCommand,
 		ExitCode:    log.Exit,
 		Passed:      v.Passed,

@@ -215,7 +215,7 @@ var knownColumns = map[string][]string{
 		"wall_ms", "started_at", "finished_at", "tries", "error", "tools_json",
 		"model_ms", "tool_ms", "test_ms", "harness_ms", "tool_list_id", "denials", "truncated_turns"},
 	"test_results": {"attempt_id", "command", "exit_code", "passed", "timed_out", "output", "duration_ms",
-		"basis", "report_error", "tests_total", "tests_passed", "ref_duration_ms"},
+		"basis", "report_error", "tests_total", "tests_passed", "ref_duration_ms", "reward_value", "metrics"},
 	"test_cases":      nil,
 	"attempt_changes": nil,
 	"turns":           nil,
@@ -372,9 +372,11 @@ func (s *Store) attemptTest(ctx context.Context, id int64) (*evaluator.TestResul
 		Total       sql.NullInt64   `db:"tests_total"`
 		Passes      sql.NullInt64   `db:"tests_passed"`
 		RefMS       sql.NullFloat64 `db:"ref_duration_ms"`
+		Value       sql.NullFloat64 `db:"reward_value"`
+		Metrics     sql.NullString  `db:"metrics"`
 	}
 	err := s.db.GetContext(ctx, &r, `SELECT command, exit_code, passed, timed_out, output, duration_ms,
-		basis, report_error, tests_total, tests_passed, ref_duration_ms
+		basis, report_error, tests_total, tests_passed, ref_duration_ms, reward_value, metrics
 		FROM test_results WHERE attempt_id = ?`, id)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -385,6 +387,14 @@ func (s *Store) attemptTest(ctx context.Context, id int64) (*evaluator.TestResul
 	tr := &evaluator.TestResult{Command: r.Command, ExitCode: r.ExitCode, Passed: r.Passed, TimedOut: r.TimedOut,
 		Output: r.Output, Duration: fromMillis(r.DurMS), RefDuration: msDuration(r.RefMS),
 		Basis: r.Basis, ReportError: r.ReportError}
+	if r.Value.Valid {
+		tr.Value = &r.Value.Float64
+	}
+	if r.Metrics.Valid {
+		if err := json.Unmarshal([]byte(r.Metrics.String), &tr.Metrics); err != nil {
+			return nil, nil, nil, fmt.Errorf("read test result: metrics: %w", err)
+		}
+	}
 	count := func(v sql.NullInt64) *int {
 		if !v.Valid {
 			return nil

@@ -120,9 +120,12 @@ func TestRunHarborSuite(t *testing.T) {
 	ref := rootfstest.Push(t, "bash", "cat", "mkdir", "id")
 	suite := t.TempDir()
 	verifier := func(want string) string {
-		return "read l < /app/out; r=0; s=failed; [ \"$l\" = " + want + " ] && r=1 && s=passed\n" +
-			"echo $r > /logs/verifier/reward.txt\n" +
+		v := "read l < /app/out; r=0; s=failed; [ \"$l\" = " + want + " ] && r=1 && s=passed\n" +
 			"echo '{\"results\": {\"tests\": [{\"name\": \"test_out\", \"status\": \"'$s'\"}]}}' > /logs/verifier/ctrf.json\n"
+		if want == "bye" { // a fraction and a metric, in reward.json
+			return v + "[ $r = 1 ] || r=0.25; echo '{\"reward\": '$r', \"wrote\": 1}' > /logs/verifier/reward.json\n"
+		}
+		return v + "echo $r > /logs/verifier/reward.txt\n"
 	}
 	for name, want := range map[string]string{"hello": "hello", "bye": "bye"} {
 		writeFiles(t, filepath.Join(suite, name), map[string]string{
@@ -164,6 +167,19 @@ func TestRunHarborSuite(t *testing.T) {
 	}
 	if len(rows) != 4 || rows[0].Task != "bye" || rows[0].Outcome != "fail" || rows[3].Task != "hello" || rows[3].Outcome != "pass" || rows[3].Test != "test_out" {
 		t.Errorf("test cases: %+v", rows)
+	}
+	var values []struct {
+		Task    string   `db:"task"`
+		Passed  bool     `db:"passed"`
+		Value   *float64 `db:"reward_value"`
+		Metrics *string  `db:"metrics"`
+	}
+	if err := st.DB().SelectContext(t.Context(), &values, `SELECT a.task_id AS task, r.passed, r.reward_value, r.metrics FROM test_results r JOIN attempts a ON a.id = r.attempt_id ORDER BY a.task_id`); err != nil {
+		t.Fatal(err)
+	}
+	if len(values) != 4 || values[0].Passed || values[0].Value == nil || *values[0].Value != 0.25 || values[0].Metrics == nil || *values[0].Metrics != `{"wrote":1}` ||
+		!values[3].Passed || values[3].Value == nil || *values[3].Value != 1 || values[3].Metrics != nil {
+		t.Errorf("stored rewards: %+v", values)
 	}
 	var outputs []string
 	if err := st.DB().SelectContext(t.Context(), &outputs, `SELECT c.result FROM tool_calls c JOIN attempts a ON a.id = c.attempt_id WHERE a.task_id = 'hello'`); err != nil {
