@@ -15,6 +15,7 @@ import (
 	"github.com/benchhq/bench/environment"
 	"github.com/benchhq/bench/harbor"
 	"github.com/benchhq/bench/image"
+	"github.com/benchhq/bench/results"
 	"github.com/benchhq/bench/runner"
 	"github.com/benchhq/bench/sandbox"
 	"github.com/benchhq/bench/tasks"
@@ -207,4 +208,30 @@ func (h harborRooted) Attempt(ctx context.Context, t *tasks.Task, tmpDir string)
 		return nil, err
 	}
 	return a, nil
+}
+
+// planFromRun is runner.PlanFromRun for bench run --resume: a task folder
+// in Harbor's format is loaded as such (f.harborSuite is then set).
+func (f *runFlags) planFromRun(stored *results.Run) (*runner.Plan, error) {
+	hs := &harbor.Suite{Suite: &tasks.Suite{Name: stored.Suite, Dir: stored.SuiteDir}}
+	load := func(dir string) (*tasks.Task, error) {
+		if f.harbor == nil || *f.harbor.format == formatBench || (*f.harbor.format == formatAuto && !harbor.Detect(dir)) {
+			return tasks.Load(dir)
+		}
+		t, err := harbor.Load(dir, harbor.Options{})
+		if err != nil {
+			return nil, err
+		}
+		hs.Tasks = append(hs.Tasks, t)
+		hs.Suite.Tasks = append(hs.Suite.Tasks, t.Task)
+		return t.Task, nil
+	}
+	plan, err := runner.PlanFromRunLoading(stored, load)
+	if err != nil {
+		return nil, err
+	}
+	if len(hs.Tasks) > 0 {
+		f.harborSuite = hs
+	}
+	return plan, nil
 }

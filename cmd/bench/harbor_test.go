@@ -142,10 +142,15 @@ func TestRunHarborSuite(t *testing.T) {
 	))
 	defer srv.Close()
 	db := filepath.Join(t.TempDir(), "bench.db")
+	cache := filepath.Join(t.TempDir(), "envs")
 	code, stdout, stderr := bench(t, "run", "--host", srv.URL, "--model", "fake", "--suite", suite, "--attempts", "2", "-j", "2",
-		"--db", db, "--cache", filepath.Join(t.TempDir(), "envs"))
+		"--db", db, "--cache", cache, "--name", "h1")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	// Resumed, its tasks are loaded again as Harbor's: nothing is left to run.
+	if code, out, errs := bench(t, "run", "--resume", "h1", "--db", db, "--host", srv.URL, "--cache", cache); code != 0 || !strings.Contains(out, "2/2") {
+		t.Errorf("--resume: exit %d\n%s\n%s", code, out, errs)
 	}
 	for _, want := range []string{"hello", "2/2", "bye", "0/2"} {
 		if !strings.Contains(stdout, want) {

@@ -325,7 +325,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if err != nil {
 			return fmt.Errorf("resume %s: %w", f.resume, err)
 		}
-		if plan, err = runner.PlanFromRun(stored); err != nil {
+		if plan, err = f.planFromRun(stored); err != nil {
 			return fmt.Errorf("resume %s: %w", f.resume, err)
 		}
 		if set["concurrency"] || set["j"] {
