@@ -59,6 +59,7 @@ harbor)
 	# environment and a verifier run); then copies of a larger tree.
 	run -bench 'Prepare|Attempt' -benchtime 10x ./harbor/
 	run -bench Copy -benchtime 5x ./image/
+	run -bench HarborSuiteRun -benchtime 3x ./cmd/bench/
 	;;
 all)
 	run -bench Attempt -benchtime 200x ./runner/
