@@ -3,9 +3,11 @@ package harbor
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/benchhq/bench/evaluator"
 	"github.com/benchhq/bench/tasks"
@@ -84,12 +86,55 @@ func (a *Attempt) InRoot(dir string) string {
 // result: passed at bench's threshold, the reward as written and its
 // metrics, ctrf.json's cases as the per-test verdicts, the reason of a 0
 // as the report error. An error is bench's own failure only.
+//
+// A verifier past its timeout is compared with the reference solution's
+// run right after, in a fresh copy: when that one takes as long, the
+// machine is overloaded and the timeout says nothing of the agent (an
+// error, so the attempt is retried, never scored 0).
 func (a *Attempt) Score(ctx context.Context) (*evaluator.TestResult, error) {
 	v, log, err := a.Verify(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return TestResult(v, log), nil
+	res := TestResult(v, log)
+	if v.TimedOut {
+		ref, err := a.referenceTime(ctx)
+		switch {
+		case err != nil:
+			return nil, err
+		case ref.took >= a.p.Task.Task.Tests.TimeoutOr() || ref.timedOut:
+			return nil, fmt.Errorf("task %s: the verifier ran past its timeout of %s, and so did it on the reference solution right after (%s): the machine is overloaded, the timeout says nothing of the agent",
+				a.p.Task.Task.ID, a.p.Task.Task.Tests.TimeoutOr(), ref.took.Round(time.Millisecond))
+		}
+		res.RefDuration = ref.took
+	}
+	return res, nil
+}
+
+type refRun struct {
+	took     time.Duration
+	timedOut bool
+}
+
+// referenceTime runs solve.sh and the verifier in a fresh copy and says
+// how long the verifier took; zero when the task has no solve.sh.
+func (a *Attempt) referenceTime(ctx context.Context) (refRun, error) {
+	if fi, err := os.Stat(filepath.Join(a.p.Task.Task.Dir, SolveScript)); err != nil || !fi.Mode().IsRegular() {
+		return refRun{}, nil // nothing to compare with: the agent's timeout stands
+	}
+	b, err := a.rt.NewAttempt(a.p, filepath.Dir(a.dir))
+	if err != nil {
+		return refRun{}, err
+	}
+	defer b.Close() //nolint:errcheck // a temporary copy
+	if _, err := b.Solve(ctx); err != nil {
+		return refRun{}, err
+	}
+	v, log, err := b.Verify(ctx)
+	if err != nil {
+		return refRun{}, err
+	}
+	return refRun{took: log.Took, timedOut: v.TimedOut}, nil
 }
 
 // TestResult is a verifier's verdict as bench's test result.

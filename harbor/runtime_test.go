@@ -194,3 +194,54 @@ func TestRuntimeValidateFindsDefects(t *testing.T) {
 		}
 	}
 }
+
+// A verifier past its timeout: the agent's doing when the reference
+// solution's verifier is quick (a 0 with the reason), the machine's when
+// it is as slow (an error: retried, never scored).
+func TestScoreTimeoutComparedWithReference(t *testing.T) {
+	r := testRuntime(t)
+	ref := pushRootfs(t, "bash", "sleep")
+	ctx := context.Background()
+	for _, c := range []struct {
+		name, test string
+		infra      bool
+	}{
+		{"agent", "if [ -e /app/slow ]; then sleep 30; fi; echo 1 > /logs/verifier/reward.txt\n", false},
+		{"machine", "sleep 30\n", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tk, err := Load(writeTask(t, map[string]string{
+				ConfigFile:      "[environment]\ndocker_image = \"" + ref + "\"\nworkdir = \"/app\"\n[verifier]\ntimeout_sec = 1\n",
+				InstructionFile: "x",
+				TestScript:      c.test,
+				SolveScript:     "true\n",
+			}), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.Provision = false
+			p, err := r.Prepare(ctx, tk)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, err := r.NewAttempt(p, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Close()
+			if err := os.WriteFile(filepath.Join(a.Root, "app/slow"), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			res, err := a.Score(ctx)
+			if c.infra {
+				if err == nil || !strings.Contains(err.Error(), "overloaded") {
+					t.Errorf("got %+v, %v; want the machine's failure", res, err)
+				}
+				return
+			}
+			if err != nil || res.Passed || !res.TimedOut || res.RefDuration <= 0 || !strings.Contains(res.ReportError, "past its timeout") {
+				t.Errorf("got %+v, %v; want a 0 with the reason and the reference's time", res, err)
+			}
+		})
+	}
+}
