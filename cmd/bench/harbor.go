@@ -188,14 +188,28 @@ func (f *runFlags) loadSuite(dir string) (*tasks.Suite, error) {
 
 // rooted is the runner's Rooted of a Harbor suite (nil for bench's own),
 // its notes printed.
-func (f *runFlags) rooted(sb *sandbox.Sandbox, stderr io.Writer) (runner.Rooted, error) {
+func (f *runFlags) rooted(sb *sandbox.Sandbox, plan *runner.Plan, stderr io.Writer) (runner.Rooted, error) {
 	if f.harborSuite == nil {
 		return nil, nil
 	}
 	if !sb.Isolated() {
 		return nil, usagef("run: Harbor tasks run in their image's root file system, which needs bubblewrap: --sandbox off cannot run them")
 	}
-	printNotes(stderr, f.harborSuite)
+	// Internet access asked for is noted only when an arm's profile
+	// gives attempts no network.
+	offline := false
+	for _, arm := range plan.Arms {
+		if prof, err := plan.Profiles.Lookup(arm.Profile); err == nil && !prof.Network() {
+			offline = true
+		}
+	}
+	for _, t := range f.harborSuite.Tasks {
+		for _, n := range t.Notes {
+			if n.Field != "environment.allow_internet" || offline {
+				fmt.Fprintf(stderr, "task %s: %s\n", t.Task.ID, n)
+			}
+		}
+	}
 	return harborRooted{harbor.NewTasks(f.harbor.runtime(sb, f.envDir), f.harborSuite)}, nil
 }
 

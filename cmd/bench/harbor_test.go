@@ -129,7 +129,7 @@ func TestRunHarborSuite(t *testing.T) {
 	}
 	for name, want := range map[string]string{"hello": "hello", "bye": "bye"} {
 		writeFiles(t, filepath.Join(suite, name), map[string]string{
-			"task.toml":              "[agent]\ntimeout_sec = 120\n[verifier]\ntimeout_sec = 60\n",
+			"task.toml":              "[agent]\ntimeout_sec = 120\n[verifier]\ntimeout_sec = 60\n[environment]\nallow_internet = true\n",
 			"instruction.md":         "Write " + want + " to /app/out.\n",
 			"environment/Dockerfile": "FROM " + ref + "\nWORKDIR /app\n",
 			"tests/test.sh":          verifier(want),
@@ -151,6 +151,9 @@ func TestRunHarborSuite(t *testing.T) {
 	// Resumed, its tasks are loaded again as Harbor's: nothing is left to run.
 	if code, out, errs := bench(t, "run", "--resume", "h1", "--db", db, "--host", srv.URL, "--cache", cache); code != 0 || !strings.Contains(out, "2/2") {
 		t.Errorf("--resume: exit %d\n%s\n%s", code, out, errs)
+	}
+	if !strings.Contains(stderr, "task hello: environment.allow_internet: the task asks for internet access") {
+		t.Errorf("no note of the internet access the default profile does not give:\n%s", stderr)
 	}
 	for _, want := range []string{"hello", "2/2", "bye", "0/2"} {
 		if !strings.Contains(stdout, want) {

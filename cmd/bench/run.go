@@ -365,7 +365,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 
 	exe, _ := os.Executable()
-	rooted, err := f.rooted(sb, stderr)
+	rooted, err := f.rooted(sb, plan, stderr)
 	if err != nil {
 		return err
 	}
