@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/compression"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -26,7 +27,9 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/static"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
 // ent is one entry of a test layer.
@@ -472,5 +475,31 @@ func TestCopy(t *testing.T) {
 	}
 	if fi, _ := os.Stat(filepath.Join(view, "tmp")); fi.Mode()&os.ModeSticky == 0 {
 		t.Errorf("tmp: %s", fi.Mode())
+	}
+}
+
+// zstd and uncompressed layers unpack as gzip ones do, their digests
+// checked.
+func TestUnpackCompressions(t *testing.T) {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	tw.WriteHeader(&tar.Header{Name: "z", Typeflag: tar.TypeReg, Mode: 0o644, Size: 4})
+	tw.Write([]byte("zstd"))
+	tw.Close()
+	b := buf.Bytes()
+	open := func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+	zl, err := tarball.LayerFromOpener(open, tarball.WithCompression(compression.ZStd))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := static.NewLayer(b, types.OCIUncompressedLayer)
+	for name, l := range map[string]v1.Layer{"zstd": zl, "uncompressed": plain} {
+		root := t.TempDir()
+		if _, err := Unpack(context.Background(), testImage(t, l), root); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if read(t, filepath.Join(root, "z")) != "zstd" {
+			t.Errorf("%s: wrong content", name)
+		}
 	}
 }
