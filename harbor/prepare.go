@@ -62,6 +62,10 @@ type Prepared struct {
 	Root string
 	// Meta describes it.
 	Meta Meta
+	// ImageStale, when set, says why the image's reference could not be
+	// resolved now: the environment is of the image it named when it was
+	// last pulled (image.Image.Stale).
+	ImageStale string
 }
 
 // Meta describes a prepared environment (env.json).
@@ -127,6 +131,7 @@ func (r *Runtime) Prepare(ctx context.Context, t *Task) (*Prepared, error) {
 		return nil, &InfraError{Err: fmt.Errorf("task %s: environments %s: %w", t.Task.ID, r.Dir, err)}
 	}
 	if p, err := r.load(t, key); err == nil {
+		p.ImageStale = im.Stale
 		return p, nil
 	}
 	unlock, err := lockFile(ctx, filepath.Join(r.Dir, key+".lock"))

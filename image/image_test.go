@@ -245,8 +245,7 @@ func TestSources(t *testing.T) {
 		if _, err := s.Get(ctx, "registry.invalid/bench/mini:1"); err != nil {
 			t.Fatal(err)
 		}
-		s.Source.Mirror = ""
-		if _, err := s.Get(ctx, "registry.invalid/bench/mini:1"); err == nil {
+		if _, err := (&Store{Dir: t.TempDir()}).Get(ctx, "registry.invalid/bench/mini:1"); err == nil {
 			t.Fatal("pulled from a registry that does not exist")
 		}
 	})
@@ -501,5 +500,35 @@ func TestUnpackCompressions(t *testing.T) {
 		if read(t, filepath.Join(root, "z")) != "zstd" {
 			t.Errorf("%s: wrong content", name)
 		}
+	}
+}
+
+// A reference the registry cannot resolve now (offline) is the image it
+// named when last pulled, if the store has it; never one it never pulled.
+func TestStoreOffline(t *testing.T) {
+	img := baseImage(t)
+	var h http.Handler = registry.New(registry.Logger(log.New(io.Discard, "", 0)))
+	srv := httptest.NewServer(h)
+	ref := strings.TrimPrefix(srv.URL, "http://") + "/bench/mini:1"
+	r, _ := name.ParseReference(ref)
+	if err := remote.Write(r, img); err != nil {
+		t.Fatal(err)
+	}
+	s := &Store{Dir: t.TempDir()}
+	ctx := context.Background()
+	first, err := s.Get(ctx, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Close()
+	again, err := s.Get(ctx, ref)
+	if err != nil {
+		t.Fatalf("offline: %v", err)
+	}
+	if again.Root != first.Root || again.ID != first.ID || again.Stale == "" {
+		t.Errorf("offline: %+v", again)
+	}
+	if _, err := s.Get(ctx, strings.Replace(ref, "mini:1", "other:1", 1)); err == nil {
+		t.Error("an image never pulled was found offline")
 	}
 }

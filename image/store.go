@@ -2,6 +2,8 @@ package image
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -51,6 +53,10 @@ type Image struct {
 	// unpacking took.
 	UnpackedAt time.Time     `json:"unpacked_at"`
 	Took       time.Duration `json:"took_ns"`
+	// Stale, when set, says why the reference could not be resolved now
+	// (the registry's error): the image is the one it named when it was
+	// last pulled into the store.
+	Stale string `json:"-"`
 }
 
 const (
@@ -71,12 +77,20 @@ func (s *Store) Get(ctx context.Context, ref string) (*Image, error) {
 	}
 	img, err := s.Source.Resolve(ctx, ref)
 	if err != nil {
+		// Offline, or the registry is down: the image this reference
+		// named when it was last pulled, if the store has it (as Docker
+		// runs a local image).
+		if im, lerr := s.lookup(ref); lerr == nil {
+			im.Stale = err.Error()
+			return im, nil
+		}
 		return nil, err
 	}
 	id, err := img.ConfigName()
 	if err != nil {
 		return nil, fmt.Errorf("image %s: config digest: %w", ref, err)
 	}
+	defer s.remember(ref, id.Hex)
 	digest, err := img.Digest()
 	if err != nil {
 		return nil, fmt.Errorf("image %s: digest: %w", ref, err)
@@ -134,6 +148,43 @@ func (s *Store) Get(ctx context.Context, ref string) (*Image, error) {
 	}
 	im.Root = filepath.Join(final, rootDir)
 	return im, nil
+}
+
+// refsDir keeps, for each reference pulled, the key of the image it named.
+const refsDir = "refs"
+
+// refFile is the file of a reference in refsDir.
+func (s *Store) refFile(ref string) string {
+	h := sha256.Sum256([]byte(ref))
+	return filepath.Join(s.Dir, refsDir, hex.EncodeToString(h[:]))
+}
+
+// remember records that ref named the image of key (best effort: it only
+// serves when the registry cannot be reached).
+func (s *Store) remember(ref, key string) {
+	if _, err := os.Stat(filepath.Join(s.Dir, key, imageFile)); err != nil {
+		return
+	}
+	if err := os.MkdirAll(filepath.Join(s.Dir, refsDir), 0o700); err != nil {
+		return
+	}
+	tmp := s.refFile(ref) + ".tmp"
+	if os.WriteFile(tmp, []byte(key), 0o600) == nil {
+		_ = os.Rename(tmp, s.refFile(ref))
+	}
+}
+
+// lookup is the image ref named when it was last pulled into the store.
+func (s *Store) lookup(ref string) (*Image, error) {
+	b, err := os.ReadFile(s.refFile(ref))
+	if err != nil {
+		return nil, err
+	}
+	key := string(b)
+	if filepath.Base(key) != key || key == "" {
+		return nil, fs.ErrNotExist
+	}
+	return s.load(key)
 }
 
 // load reads the image of key from the store.
