@@ -64,8 +64,12 @@ func (a *Attempt) Workspace() string {
 
 // Spec is the sandbox of the agent's commands: the attempt's root as "/",
 // root of a user namespace of its own, in the task's working folder,
-// network as network says (the run's permission profile).
+// network as network says (the run's permission profile), never when the
+// task says allow_internet = false.
 func (a *Attempt) Spec(network bool) sandbox.Spec {
+	if ai := a.p.Task.AllowInternet; ai != nil && !*ai {
+		network = false
+	}
 	return sandbox.Spec{
 		Root: a.Root, Dir: a.p.Meta.Workdir, Home: filepath.Join(a.Root, homeInRoot),
 		AsRoot: true, Network: network, Limits: a.rt.Limits, User: a.User,

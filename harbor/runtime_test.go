@@ -245,3 +245,19 @@ func TestScoreTimeoutComparedWithReference(t *testing.T) {
 		})
 	}
 }
+
+// allow_internet = false keeps the network from the agent's commands
+// whatever the profile gives; unset, the profile decides.
+func TestSpecHonoursAllowInternet(t *testing.T) {
+	no, yes := false, true
+	for _, c := range []struct {
+		allow   *bool
+		profile bool
+		want    bool
+	}{{nil, true, true}, {nil, false, false}, {&no, true, false}, {&yes, false, false}, {&yes, true, true}} {
+		a := &Attempt{p: &Prepared{Task: &Task{AllowInternet: c.allow}}, rt: &Runtime{}}
+		if got := a.Spec(c.profile).Network; got != c.want {
+			t.Errorf("allow_internet %v, profile network %v: network %v, want %v", c.allow, c.profile, got, c.want)
+		}
+	}
+}
