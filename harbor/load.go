@@ -74,11 +74,17 @@ type Options struct {
 }
 
 // Detect reports whether dir is a Harbor task folder: a task.toml beside
-// an instruction.md and a tests/test.sh (bench's own tasks hold their
-// instruction in task.toml).
+// an instruction.md and a tests/test.sh, whose task.toml does not declare
+// bench's own format (format = N, the instruction in it).
 func Detect(dir string) bool {
 	for _, f := range []string{ConfigFile, InstructionFile, TestScript} {
 		if fi, err := os.Stat(filepath.Join(dir, f)); err != nil || !fi.Mode().IsRegular() {
+			return false
+		}
+	}
+	var top map[string]any
+	if _, err := toml.DecodeFile(filepath.Join(dir, ConfigFile), &top); err == nil {
+		if _, bench := top["format"]; bench {
 			return false
 		}
 	}

@@ -94,6 +94,11 @@ func TestDetect(t *testing.T) {
 	if DetectSuite("../tasks/suites/examples") || Detect("../tasks/suites/examples/recipe-trailing-dot") {
 		t.Error("bench's own suite detected as Harbor")
 	}
+	// bench's format with files of the same names is still bench's.
+	dir := writeTask(t, map[string]string{ConfigFile: "format = 1\ninstruction = \"x\"\n", InstructionFile: "x", TestScript: "true"})
+	if Detect(dir) {
+		t.Error("a task.toml with format = 1 detected as Harbor")
+	}
 }
 
 // writeTask makes a Harbor task folder from files (path: content).
