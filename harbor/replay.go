@@ -241,4 +241,3 @@ func mkdirIn(root, dir string) error {
 	}
 	return r.MkdirAll(d, 0o755)
 }
-
