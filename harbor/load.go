@@ -203,6 +203,11 @@ func Load(dir string, opts Options) (*Task, error) {
 
 // environment reads [environment]'s image, or the Dockerfile to replay.
 func (h *Task) environment(dir, path string, e envConfig) error {
+	for _, f := range []string{"docker-compose.yaml", "docker-compose.yml", "compose.yaml"} {
+		if _, err := os.Stat(filepath.Join(dir, "environment", f)); err == nil {
+			h.note("environment/"+f, "bench does not read it: no other service is started, none of its settings applied; the task runs in its one image")
+		}
+	}
 	h.Image = strings.TrimSpace(e.DockerImage)
 	h.Workdir = e.Workdir
 	if h.Workdir != "" && !strings.HasPrefix(h.Workdir, "/") {

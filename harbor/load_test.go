@@ -46,7 +46,7 @@ func TestLoadSuite(t *testing.T) {
 	if py.Task.Hash == "" {
 		t.Error("py: no hash")
 	}
-	wantFields(t, "py", py.Notes, "environment.cpus", "environment.memory", "environment.storage")
+	wantFields(t, "py", py.Notes, "environment.cpus", "environment.memory", "environment.storage", "environment/docker-compose.yaml")
 
 	if sh.Image != "" || sh.Dockerfile == nil || sh.Dockerfile.From != "localhost:5000/bench/busybox:1" {
 		t.Fatalf("sh: image %q dockerfile %+v", sh.Image, sh.Dockerfile)
