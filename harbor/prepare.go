@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -275,4 +276,37 @@ func lockFile(ctx context.Context, p string) (func(), error) {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// List returns the prepared environments kept in dir (a Runtime's Dir),
+// by task then age; none when there is no such folder.
+func List(dir string) ([]Meta, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list Harbor environments in %s: %w", dir, err)
+	}
+	var out []Meta
+	for _, e := range ents {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".tmp-") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name(), preparedMeta))
+		if err != nil {
+			continue
+		}
+		var m Meta
+		if json.Unmarshal(b, &m) == nil {
+			out = append(out, m)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Task != out[j].Task {
+			return out[i].Task < out[j].Task
+		}
+		return out[i].PreparedAt.Before(out[j].PreparedAt)
+	})
+	return out, nil
 }

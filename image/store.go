@@ -10,6 +10,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -228,4 +230,28 @@ func lock(ctx context.Context, p string) (func(), error) {
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// List returns the images of the store in dir, oldest first; none when
+// there is no such folder.
+func List(dir string) ([]*Image, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list images in %s: %w", dir, err)
+	}
+	s := &Store{Dir: dir}
+	var out []*Image
+	for _, e := range ents {
+		if !e.IsDir() || e.Name() == refsDir || strings.HasPrefix(e.Name(), ".tmp-") {
+			continue
+		}
+		if im, err := s.load(e.Name()); err == nil {
+			out = append(out, im)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].UnpackedAt.Before(out[j].UnpackedAt) })
+	return out, nil
 }

@@ -47,7 +47,10 @@ Flags:
 		if *task != "" {
 			return usagef("cache list: --task is for clear")
 		}
-		return listCache(stdout, *dir)
+		if err := listCache(stdout, *dir); err != nil {
+			return err
+		}
+		return listHarborCache(stdout, *dir)
 	case "clear":
 		var keep func(environment.Listed) bool
 		if *task != "" {

@@ -249,3 +249,45 @@ func (f *runFlags) planFromRun(stored *results.Run) (*runner.Plan, error) {
 	}
 	return plan, nil
 }
+
+// listHarborCache prints the unpacked images and prepared Harbor
+// environments kept beside the environments' folder dir, when there are.
+func listHarborCache(w io.Writer, dir string) error {
+	base := filepath.Dir(filepath.Clean(dir))
+	imgDir, envDir := filepath.Join(base, "images"), filepath.Join(base, "harbor-envs")
+	images, err := image.List(imgDir)
+	if err != nil {
+		return err
+	}
+	envs, err := harbor.List(envDir)
+	if err != nil {
+		return err
+	}
+	if len(images) > 0 {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "\nIMAGE\tID\tSIZE\tFILES\tUNPACKED\tTOOK")
+		var total int64
+		for _, im := range images {
+			total += im.Stats.Bytes
+			fmt.Fprintf(tw, "%s\t%.19s\t%s\t%d\t%s\t%s\n", im.Ref, im.ID, environment.SizeText(im.Stats.Bytes), im.Stats.Files,
+				im.UnpackedAt.Local().Format("2006-01-02 15:04"), im.Took.Round(100*time.Millisecond))
+		}
+		tw.Flush()
+		fmt.Fprintf(w, "%s, %s of files in %s\n", count(len(images), "image"), environment.SizeText(total), imgDir)
+	}
+	if len(envs) > 0 {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "\nHARBOR TASK\tIMAGE\tSTEPS\tPREPARED\tTOOK\tUNTOUCHED")
+		for _, m := range envs {
+			unt := "-"
+			if m.Untouched != nil {
+				unt = rewardText(*m.Untouched)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\n", m.Task, m.Image, len(m.Steps), m.PreparedAt.Local().Format("2006-01-02 15:04"),
+				m.Took.Round(100*time.Millisecond), unt)
+		}
+		tw.Flush()
+		fmt.Fprintf(w, "%s in %s (remove them by hand when no bench runs: bench cache clear does not yet)\n", count(len(envs), "Harbor environment"), envDir)
+	}
+	return nil
+}

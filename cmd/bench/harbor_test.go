@@ -198,3 +198,27 @@ func TestRunHarborSuite(t *testing.T) {
 		t.Errorf("run_command's output: %q", outputs)
 	}
 }
+
+// bench cache list shows the unpacked images and Harbor environments
+// beside bench's own environments.
+func TestCacheListsHarborFolders(t *testing.T) {
+	if _, err := sandboxFor(t.Context(), "required"); err != nil {
+		t.Skipf("no sandbox: %v", err)
+	}
+	ref := rootfstest.Push(t, "bash", "cat")
+	suite := t.TempDir()
+	writeFiles(t, filepath.Join(suite, "one"), map[string]string{
+		"task.toml":         "[environment]\ndocker_image = \"" + ref + "\"\n",
+		"instruction.md":    "x\n",
+		"tests/test.sh":     "read l < /out; [ \"$l\" = y ] && echo 1 > /logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt\n",
+		"solution/solve.sh": "echo y > /out\n",
+	})
+	cache := filepath.Join(t.TempDir(), "envs")
+	if code, out, errs := bench(t, "validate", "--cache", cache, suite); code != 0 {
+		t.Fatalf("validate: exit %d\n%s\n%s", code, out, errs)
+	}
+	code, out, errs := bench(t, "cache", "list", "--cache", cache)
+	if code != 0 || !strings.Contains(out, ref) || !strings.Contains(out, "1 image,") || !strings.Contains(out, "1 Harbor environment in") || !strings.Contains(out, "fail 0") {
+		t.Errorf("cache list: exit %d\n%s\n%s", code, out, errs)
+	}
+}
