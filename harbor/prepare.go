@@ -14,11 +14,12 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/benchhq/bench/image"
+	"github.com/benchhq/bench/internal/flock"
 	"github.com/benchhq/bench/internal/procio"
+	"github.com/benchhq/bench/internal/tree"
 	"github.com/benchhq/bench/sandbox"
 )
 
@@ -61,6 +62,8 @@ type Prepared struct {
 	Root string
 	// Meta describes it.
 	Meta Meta
+	// hold keeps it in the cache (Release).
+	hold *os.File
 	// ImageStale, when set, says why the image's reference could not be
 	// resolved now: the environment is of the image it named when it was
 	// last pulled (image.Image.Stale).
@@ -112,8 +115,37 @@ const (
 )
 
 // Prepare returns the task's prepared environment, preparing it when the
-// cache has none for the task's content and image.
+// cache has none for the task's content and image. The environment is
+// held (Clear leaves it alone) until Release.
 func (r *Runtime) Prepare(ctx context.Context, t *Task) (*Prepared, error) {
+	for range 3 {
+		p, err := r.prepareOnce(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		hold, err := flock.Lock(ctx, filepath.Join(r.Dir, p.Meta.Key+".lock"), flock.Shared)
+		if err != nil {
+			return nil, &InfraError{Err: fmt.Errorf("task %s: %w", t.Task.ID, err)}
+		}
+		if _, err := r.load(t, p.Meta.Key); err == nil {
+			p.hold = hold
+			return p, nil
+		}
+		hold.Close() // cleared between its preparation and now: again
+	}
+	return nil, &InfraError{Err: fmt.Errorf("task %s: its environment was removed from %s as fast as it was prepared (bench cache clear running meanwhile?)", t.Task.ID, r.Dir)}
+}
+
+// Release lets Clear remove the environment again.
+func (p *Prepared) Release() {
+	if p.hold != nil {
+		p.hold.Close()
+		p.hold = nil
+	}
+}
+
+// prepareOnce is Prepare without the hold.
+func (r *Runtime) prepareOnce(ctx context.Context, t *Task) (*Prepared, error) {
 	start := time.Now()
 	ref := t.Image
 	if ref == "" {
@@ -133,11 +165,11 @@ func (r *Runtime) Prepare(ctx context.Context, t *Task) (*Prepared, error) {
 		p.ImageStale = im.Stale
 		return p, nil
 	}
-	unlock, err := lockFile(ctx, filepath.Join(r.Dir, key+".lock"))
+	lk, err := flock.Lock(ctx, filepath.Join(r.Dir, key+".lock"), flock.Exclusive)
 	if err != nil {
 		return nil, &InfraError{Err: fmt.Errorf("task %s: %w", t.Task.ID, err)}
 	}
-	defer unlock()
+	defer lk.Close()
 	if p, err := r.load(t, key); err == nil {
 		return p, nil
 	}
@@ -147,7 +179,13 @@ func (r *Runtime) Prepare(ctx context.Context, t *Task) (*Prepared, error) {
 	}
 	defer os.RemoveAll(tmp) //nolint:errcheck // gone once renamed
 	root := filepath.Join(tmp, preparedRoot)
-	if err := image.Copy(im.Root, root); err != nil {
+	release, err := r.Images.Hold(ctx, im)
+	if err != nil {
+		return nil, &InfraError{Err: fmt.Errorf("task %s: %w", t.Task.ID, err)}
+	}
+	err = image.Copy(im.Root, root)
+	release()
+	if err != nil {
 		return nil, &InfraError{Err: fmt.Errorf("task %s: %w", t.Task.ID, err)}
 	}
 	meta := Meta{Key: key, Task: t.Task.ID, TaskDir: t.Task.Dir, Image: ref, ImageID: im.ID}
@@ -254,30 +292,6 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// lockFile takes an exclusive lock on the file at p, waiting until ctx ends.
-func lockFile(ctx context.Context, p string) (func(), error) {
-	f, err := os.OpenFile(p, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return func() { f.Close() }, nil
-		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			f.Close()
-			return nil, err
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-}
-
 // List returns the prepared environments kept in dir (a Runtime's Dir),
 // by task then age; none when there is no such folder.
 func List(dir string) ([]Meta, error) {
@@ -308,5 +322,43 @@ func List(dir string) ([]Meta, error) {
 		}
 		return out[i].PreparedAt.Before(out[j].PreparedAt)
 	})
+	return out, nil
+}
+
+// Cleared is what Clear did.
+type Cleared struct {
+	// Removed counts the environments removed.
+	Removed int
+	// InUse are those left alone: a bench process holds or prepares them.
+	InUse []Meta
+}
+
+// Clear removes the prepared environments kept in dir that remove says to
+// (nil: all), but those a bench process holds or prepares.
+func Clear(dir string, remove func(Meta) bool) (Cleared, error) {
+	var out Cleared
+	list, err := List(dir)
+	if err != nil {
+		return out, err
+	}
+	for _, m := range list {
+		if remove != nil && !remove(m) {
+			continue
+		}
+		f, err := flock.TryLock(filepath.Join(dir, m.Key+".lock"))
+		if err != nil {
+			return out, fmt.Errorf("remove %s: %w", filepath.Join(dir, m.Key), err)
+		}
+		if f == nil {
+			out.InUse = append(out.InUse, m)
+			continue
+		}
+		err = tree.Remove(filepath.Join(dir, m.Key))
+		f.Close()
+		if err != nil {
+			return out, fmt.Errorf("remove %s: %w", filepath.Join(dir, m.Key), err)
+		}
+		out.Removed++
+	}
 	return out, nil
 }

@@ -15,7 +15,9 @@ import (
 
 // Tasks runs a loaded Harbor suite's tasks for bench's runner: each
 // environment prepared once, each attempt in a private copy of it, scored
-// by the task's verifier. (cmd/bench adapts it to runner.Rooted.)
+// by the task's verifier. (cmd/bench adapts it to runner.Rooted.) The
+// environments are held, out of Clear's reach, as long as the process
+// runs.
 type Tasks struct {
 	rt    *Runtime
 	byDir map[string]*Task

@@ -261,3 +261,43 @@ func TestSpecHonoursAllowInternet(t *testing.T) {
 		}
 	}
 }
+
+// Clear removes prepared environments and images no bench holds, and
+// leaves those a Prepare holds.
+func TestClearLeavesHeldEnvironments(t *testing.T) {
+	r := testRuntime(t)
+	r.Provision = false
+	ref := pushRootfs(t, "bash")
+	ctx := context.Background()
+	tk, err := Load(writeTask(t, map[string]string{
+		ConfigFile: "[environment]\ndocker_image = \"" + ref + "\"\n", InstructionFile: "x", TestScript: "exit 0",
+	}), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := r.Prepare(ctx, tk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Clear(r.Dir, nil)
+	if err != nil || c.Removed != 0 || len(c.InUse) != 1 {
+		t.Fatalf("while held: %+v %v", c, err)
+	}
+	p.Release()
+	if c, err = Clear(r.Dir, nil); err != nil || c.Removed != 1 {
+		t.Fatalf("released: %+v %v", c, err)
+	}
+	if l, _ := List(r.Dir); len(l) != 0 {
+		t.Errorf("left: %+v", l)
+	}
+	ic, err := image.Clear(r.Images.Dir)
+	if err != nil || ic.Removed != 1 || ic.Freed == 0 {
+		t.Errorf("images: %+v %v", ic, err)
+	}
+	// Prepared again from nothing.
+	p, err = r.Prepare(ctx, tk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Release()
+}

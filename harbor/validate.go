@@ -36,6 +36,7 @@ func (r *Runtime) Validate(ctx context.Context, t *Task, tmpDir string) (*Valida
 	if err != nil {
 		return nil, err
 	}
+	defer p.Release()
 	val := &Validation{Task: t.Task.ID}
 
 	a, err := r.NewAttempt(p, tmpDir)

@@ -12,8 +12,10 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/benchhq/bench/internal/flock"
+	"github.com/benchhq/bench/internal/tree"
 )
 
 // Store keeps unpacked images, one folder per image content (its config
@@ -104,11 +106,11 @@ func (s *Store) Get(ctx context.Context, ref string) (*Image, error) {
 	if im, err := s.load(key); err == nil {
 		return im, nil
 	}
-	unlock, err := lock(ctx, filepath.Join(s.Dir, key+".lock"))
+	lk, err := flock.Lock(ctx, filepath.Join(s.Dir, key+".lock"), flock.Exclusive)
 	if err != nil {
 		return nil, fmt.Errorf("image store %s: %w", s.Dir, err)
 	}
-	defer unlock()
+	defer lk.Close()
 	if im, err := s.load(key); err == nil {
 		return im, nil // another process unpacked it meanwhile
 	}
@@ -207,29 +209,95 @@ func (s *Store) load(key string) (*Image, error) {
 	return &im, nil
 }
 
-// lock takes an exclusive lock on the file at p, waiting for it until ctx
-// ends.
-func lock(ctx context.Context, p string) (func(), error) {
-	f, err := os.OpenFile(p, os.O_CREATE|os.O_RDWR, 0o600)
+// Hold keeps im in the store until release is called: Clear leaves an
+// image alone while a bench process holds it (copying it into an
+// environment). It fails when im is no longer there.
+func (s *Store) Hold(ctx context.Context, im *Image) (release func(), err error) {
+	key := filepath.Base(filepath.Dir(im.Root))
+	f, err := flock.Lock(ctx, filepath.Join(s.Dir, key+".lock"), flock.Shared)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("image store %s: %w", s.Dir, err)
 	}
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err == nil {
-			return func() { f.Close() }, nil
+	if _, err := s.load(key); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("image %s: removed from the store %s meanwhile", im.Ref, s.Dir)
+	}
+	return func() { f.Close() }, nil
+}
+
+// Cleared is what Clear did.
+type Cleared struct {
+	// Removed counts the images removed, Freed their files' bytes.
+	Removed int
+	Freed   int64
+	// InUse are those left alone: a bench process holds them.
+	InUse []*Image
+}
+
+// Clear removes the images of the store in dir, but those a bench
+// process holds or unpacks, and what cut unpacks left.
+func Clear(dir string) (Cleared, error) {
+	var out Cleared
+	list, err := List(dir)
+	if err != nil {
+		return out, err
+	}
+	for _, im := range list {
+		key := filepath.Base(filepath.Dir(im.Root))
+		done, err := removeLocked(dir, key, filepath.Dir(im.Root))
+		if err != nil {
+			return out, err
 		}
-		if !errors.Is(err, syscall.EWOULDBLOCK) {
-			f.Close()
-			return nil, err
+		if !done {
+			out.InUse = append(out.InUse, im)
+			continue
 		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, ctx.Err()
-		case <-time.After(50 * time.Millisecond):
+		out.Removed++
+		out.Freed += im.Stats.Bytes
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		// A cut unpack's folder (.tmp-KEY12-random) is old; a live
+		// one is fresh.
+		if strings.HasPrefix(e.Name(), ".tmp-") {
+			if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > staleTmp {
+				_ = tree.Remove(filepath.Join(dir, e.Name()))
+			}
 		}
 	}
+	if refs, err := os.ReadDir(filepath.Join(dir, refsDir)); err == nil {
+		for _, r := range refs {
+			b, err := os.ReadFile(filepath.Join(dir, refsDir, r.Name()))
+			if err != nil {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(dir, string(b), imageFile)); err != nil {
+				os.Remove(filepath.Join(dir, refsDir, r.Name())) //nolint:errcheck // a stale pointer
+			}
+		}
+	}
+	return out, nil
+}
+
+// staleTmp is the age past which a temporary folder is taken for a cut
+// unpack's: no unpack lasts that long.
+const staleTmp = 6 * time.Hour
+
+// removeLocked removes p, the folder of key, unless a bench process holds
+// key's lock; it says whether it did.
+func removeLocked(dir, key, p string) (bool, error) {
+	f, err := flock.TryLock(filepath.Join(dir, key+".lock"))
+	if err != nil {
+		return false, fmt.Errorf("remove %s: %w", p, err)
+	}
+	if f == nil {
+		return false, nil
+	}
+	defer f.Close()
+	if err := tree.Remove(p); err != nil {
+		return false, fmt.Errorf("remove %s: %w", p, err)
+	}
+	return true, nil
 }
 
 // List returns the images of the store in dir, oldest first; none when

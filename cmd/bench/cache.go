@@ -68,7 +68,7 @@ Flags:
 			}
 			fmt.Fprintf(stdout, "left %s in use by a running bench: %s\n", count(len(c.InUse), "environment"), strings.Join(ids, ", "))
 		}
-		return nil
+		return clearHarborCache(stdout, *dir, *task)
 	}
 	return usagef("cache: unknown action %q (expected list, clear or path)", verb)
 }

@@ -287,7 +287,47 @@ func listHarborCache(w io.Writer, dir string) error {
 				m.Took.Round(100*time.Millisecond), unt)
 		}
 		tw.Flush()
-		fmt.Fprintf(w, "%s in %s (remove them by hand when no bench runs: bench cache clear does not yet)\n", count(len(envs), "Harbor environment"), envDir)
+		fmt.Fprintf(w, "%s in %s\n", count(len(envs), "Harbor environment"), envDir)
+	}
+	return nil
+}
+
+// clearHarborCache removes the Harbor environments kept beside the
+// environments' folder dir (task's only, when task is set) and, for a
+// whole clear, the unpacked images; those a running bench holds stay.
+func clearHarborCache(w io.Writer, dir, task string) error {
+	base := filepath.Dir(filepath.Clean(dir))
+	imgDir, envDir := filepath.Join(base, "images"), filepath.Join(base, "harbor-envs")
+	var keep func(harbor.Meta) bool
+	if task != "" {
+		keep = func(m harbor.Meta) bool { return m.Task == task }
+	}
+	c, err := harbor.Clear(envDir, keep)
+	if err != nil {
+		return err
+	}
+	if c.Removed > 0 || len(c.InUse) > 0 {
+		fmt.Fprintf(w, "removed %s from %s\n", count(c.Removed, "Harbor environment"), envDir)
+	}
+	if len(c.InUse) > 0 {
+		var ids []string
+		for _, m := range c.InUse {
+			ids = append(ids, m.Task)
+		}
+		fmt.Fprintf(w, "left %s in use by a running bench: %s\n", count(len(c.InUse), "Harbor environment"), strings.Join(ids, ", "))
+	}
+	if task != "" {
+		return nil
+	}
+	ic, err := image.Clear(imgDir)
+	if err != nil {
+		return err
+	}
+	if ic.Removed > 0 || len(ic.InUse) > 0 {
+		fmt.Fprintf(w, "removed %s (%s) from %s\n", count(ic.Removed, "image"), environment.SizeText(ic.Freed), imgDir)
+	}
+	if len(ic.InUse) > 0 {
+		fmt.Fprintf(w, "left %s in use by a running bench\n", count(len(ic.InUse), "image"))
 	}
 	return nil
 }

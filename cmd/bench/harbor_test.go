@@ -200,7 +200,7 @@ func TestRunHarborSuite(t *testing.T) {
 }
 
 // bench cache list shows the unpacked images and Harbor environments
-// beside bench's own environments.
+// beside bench's own environments; clear removes them.
 func TestCacheListsHarborFolders(t *testing.T) {
 	if _, err := sandboxFor(t.Context(), "required"); err != nil {
 		t.Skipf("no sandbox: %v", err)
@@ -220,5 +220,12 @@ func TestCacheListsHarborFolders(t *testing.T) {
 	code, out, errs := bench(t, "cache", "list", "--cache", cache)
 	if code != 0 || !strings.Contains(out, ref) || !strings.Contains(out, "1 image,") || !strings.Contains(out, "1 Harbor environment in") || !strings.Contains(out, "fail 0") {
 		t.Errorf("cache list: exit %d\n%s\n%s", code, out, errs)
+	}
+	code, out, errs = bench(t, "cache", "clear", "--cache", cache)
+	if code != 0 || !strings.Contains(out, "removed 1 Harbor environment") || !strings.Contains(out, "removed 1 image") {
+		t.Errorf("cache clear: exit %d\n%s\n%s", code, out, errs)
+	}
+	if _, out, _ = bench(t, "cache", "list", "--cache", cache); strings.Contains(out, ref) {
+		t.Errorf("still listed after clear:\n%s", out)
 	}
 }
