@@ -95,6 +95,11 @@ type TestResult struct {
 	// Record is the task's record the verdict checked the cases against
 	// (nil for none).
 	Record *tasks.Record
+	// Value is the reward as a task's own verifier wrote it (Harbor's
+	// reward files: a fraction, Passed is it at bench's threshold); nil
+	// for bench's own tests. Metrics are the verifier's other numbers.
+	Value   *float64
+	Metrics map[string]float64
 }
 
 // Reward is 1 if the hidden tests passed, 0 otherwise.

@@ -50,12 +50,21 @@ func saveTestResult(ctx context.Context, w *txWriter, id int64, tr *evaluator.Te
 	if tr.CasesTotal > 0 {
 		casesTotal, casesPassed = &tr.CasesTotal, &tr.CasesPassed
 	}
+	var metrics *string
+	if len(tr.Metrics) > 0 {
+		b, err := json.Marshal(tr.Metrics)
+		if err != nil {
+			return fmt.Errorf("encode metrics: %w", err)
+		}
+		m := string(b)
+		metrics = &m
+	}
 	if _, err := w.exec(ctx, `INSERT INTO test_results (attempt_id, command, exit_code, passed,
 		timed_out, output, duration_ms, basis, report_error, tests_total, tests_passed, ref_duration_ms,
-		cases_total, cases_passed)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		cases_total, cases_passed, reward_value, metrics)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		id, tr.Command, tr.ExitCode, tr.Passed, tr.TimedOut, tr.Output, millis(tr.Duration),
-		basis, tr.ReportError, total, passed, refMS(tr), casesTotal, casesPassed); err != nil {
+		basis, tr.ReportError, total, passed, refMS(tr), casesTotal, casesPassed, tr.Value, metrics); err != nil {
 		return fmt.Errorf("insert test result: %w", err)
 	}
 	if s := tr.Suspicions; s != nil {

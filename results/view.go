@@ -220,7 +220,8 @@ var knownColumns = map[string][]string{
 		"model_ms", "tool_ms", "test_ms", "harness_ms", "tool_list_id", "denials", "truncated_turns",
 		"verdict", "flags"},
 	"test_results": {"attempt_id", "command", "exit_code", "passed", "timed_out", "output", "duration_ms",
-		"basis", "report_error", "tests_total", "tests_passed", "ref_duration_ms", "cases_total", "cases_passed"},
+		"basis", "report_error", "tests_total", "tests_passed", "ref_duration_ms", "cases_total", "cases_passed",
+		"reward_value", "metrics"},
 	"attempt_flags":   nil,
 	"test_cases":      nil,
 	"attempt_changes": nil,
@@ -386,9 +387,11 @@ func (s *Store) attemptTest(ctx context.Context, id int64) (*evaluator.TestResul
 		RefMS       sql.NullFloat64 `db:"ref_duration_ms"`
 		CasesTotal  sql.NullInt64   `db:"cases_total"`
 		CasesPassed sql.NullInt64   `db:"cases_passed"`
+		Value       sql.NullFloat64 `db:"reward_value"`
+		Metrics     sql.NullString  `db:"metrics"`
 	}
 	err := s.db.GetContext(ctx, &r, `SELECT command, exit_code, passed, timed_out, output, duration_ms,
-		basis, report_error, tests_total, tests_passed, ref_duration_ms, cases_total, cases_passed
+		basis, report_error, tests_total, tests_passed, ref_duration_ms, cases_total, cases_passed, reward_value, metrics
 		FROM test_results WHERE attempt_id = ?`, id)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
@@ -400,6 +403,14 @@ func (s *Store) attemptTest(ctx context.Context, id int64) (*evaluator.TestResul
 		Output: r.Output, Duration: fromMillis(r.DurMS), RefDuration: msDuration(r.RefMS),
 		Basis: r.Basis, ReportError: r.ReportError,
 		CasesTotal: int(r.CasesTotal.Int64), CasesPassed: int(r.CasesPassed.Int64)}
+	if r.Value.Valid {
+		tr.Value = &r.Value.Float64
+	}
+	if r.Metrics.Valid {
+		if err := json.Unmarshal([]byte(r.Metrics.String), &tr.Metrics); err != nil {
+			return nil, nil, nil, fmt.Errorf("read test result: metrics: %w", err)
+		}
+	}
 	count := func(v sql.NullInt64) *int {
 		if !v.Valid {
 			return nil

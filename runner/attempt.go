@@ -48,10 +48,18 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 		defer r.removeLater(dir)
 	}
 	wsDir := filepath.Join(dir, "workspace")
-	if err := os.Mkdir(wsDir, 0o755); err != nil {
+	// A task with a root file system of its own: its world is a copy of
+	// its prepared environment, not a workspace folder (rooted.go).
+	var world RootedAttempt
+	if rt := r.rooted(j.Task); rt != nil {
+		if world, err = rt.Attempt(ctx, j.Task, dir); err != nil {
+			return infraFailure(a, nil, err), nil
+		}
+		defer r.later(func() { _ = world.Close() })
+		wsDir = world.Workspace()
+	} else if err := os.Mkdir(wsDir, 0o755); err != nil {
 		return nil, fmt.Errorf("attempt %s/%s#%d: %w", j.Arm.Name, j.Task.ID, j.Index, err)
-	}
-	if err := j.Task.CopyWorkspace(wsDir); err != nil {
+	} else if err := j.Task.CopyWorkspace(wsDir); err != nil {
 		return nil, err
 	}
 	ws, err := agent.NewWorkspace(wsDir)
@@ -80,10 +88,20 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 	// runs as one user of its own, which ends them all before scoring.
 	spec := plan.Sandbox.Spec(prof.Network())
 	spec.Home, spec.Hide, spec.User = home, r.hidden(plan), r.Sandbox.NewUser()
+	serverBase := spec
 	launch := func(ctx context.Context, dir string, argv, env []string) (*exec.Cmd, error) {
 		s := spec
 		s.Dir = dir
 		return r.Sandbox.Command(ctx, s, argv, env)
+	}
+	if world != nil {
+		spec = world.Spec(prof.Network())
+		spec.Limits = serverBase.Limits
+		launch = func(ctx context.Context, dir string, argv, env []string) (*exec.Cmd, error) {
+			s := spec
+			s.Dir = world.InRoot(dir)
+			return r.Sandbox.Command(ctx, s, argv, append(env, world.Env()...))
+		}
 	}
 	reg, err := builtinRegistry(r.schemas, ws, j.Arm, agent.BuiltinOptions{Launch: launch})
 	if err != nil {
@@ -100,7 +118,8 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 		_ = r.Sandbox.KillAll(context.WithoutCancel(ctx), spec.User)
 		return a, nil
 	}
-	conns, err := r.connect(ctx, servers(j.Task, j.Arm), r.vars(j.Task, wsDir), reg.Names(), r.serverWrap(serverSpec(spec, wsDir, j.Task)))
+	serverBase.User = spec.User // ended with the attempt's user
+	conns, err := r.connect(ctx, servers(j.Task, j.Arm), r.vars(j.Task, wsDir), reg.Names(), r.serverWrap(serverSpec(serverBase, wsDir, j.Task)))
 	if err != nil {
 		return failed(nil, err)
 	}
@@ -176,6 +195,9 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 	waitFrom = time.Now()
 	toScore()
 	a.StartedAt = a.StartedAt.Add(time.Since(waitFrom))
+	if world != nil {
+		return r.scoreRooted(ctx, a, world)
+	}
 	scorer := &evaluator.Scorer{Sandbox: r.Sandbox, Spec: testSpec(spec), TempDir: r.scratch, Remove: r.removeLater}
 	if env != nil {
 		scorer.Home = func(context.Context, *tasks.Task) (string, func(), error) {

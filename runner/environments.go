@@ -56,6 +56,10 @@ func (r *Runner) prepareEnvs(ctx context.Context, plan *Plan) (envs map[string]*
 	start := time.Now()
 	prepared := 0
 	for _, t := range plan.Suite.Tasks {
+		if rt := r.rooted(t); rt != nil {
+			g.Go(func() error { return rt.Prepare(gctx, t) })
+			continue
+		}
 		g.Go(func() error {
 			t0 := time.Now()
 			e, err := cache.Prepare(gctx, t)

@@ -59,14 +59,18 @@ func storedPlanOf(p *Plan) storedPlan {
 // PlanFromRun rebuilds the plan of a stored run, so that it can be resumed
 // with the same model, options, seeds, arms and tasks. The tasks are loaded
 // again from the folders the run used.
-func PlanFromRun(run *results.Run) (*Plan, error) {
+func PlanFromRun(run *results.Run) (*Plan, error) { return PlanFromRunLoading(run, tasks.Load) }
+
+// PlanFromRunLoading is PlanFromRun with each task loaded again by load
+// (from its folder): for suites in another format (a Rooted's).
+func PlanFromRunLoading(run *results.Run, load func(dir string) (*tasks.Task, error)) (*Plan, error) {
 	var sp storedPlan
 	if err := json.Unmarshal([]byte(run.Config), &sp); err != nil {
 		return nil, fmt.Errorf("stored plan of run %s: %w", run.ID, err)
 	}
 	suite := &tasks.Suite{Name: run.Suite, Dir: run.SuiteDir}
 	for _, ti := range run.Tasks {
-		t, err := tasks.Load(ti.Dir)
+		t, err := load(ti.Dir)
 		if err != nil {
 			return nil, fmt.Errorf("reload task %s of run %s: %w", ti.ID, run.ID, err)
 		}

@@ -74,6 +74,9 @@ type Runner struct {
 	// EnvDir is where the tasks' prepared environments are kept
 	// ("" for environment.DefaultDir()).
 	EnvDir string
+	// Rooted, when set, runs the tasks that bring a root file system of
+	// their own (Harbor's task folders; see rooted.go).
+	Rooted Rooted
 
 	logMu     sync.Mutex // Log's turn
 	approvers map[string]agent.Approver
@@ -440,8 +443,14 @@ func (r *Runner) newRun(plan *Plan, runID string) *results.Run {
 		run.Arms = append(run.Arms, results.Arm{Name: a.Name, Index: i, Config: string(ac)})
 	}
 	for _, t := range plan.Suite.Tasks {
+		verdict := evaluator.TaskVerdict(t)
+		if r.Rooted != nil && r.Rooted.Owns(t) {
+			// A task's own verifier writes its reward beside the agent's
+			// result (Harbor's reward.txt).
+			verdict = evaluator.VerdictInProcess
+		}
 		run.Tasks = append(run.Tasks, results.TaskInfo{ID: t.ID, Dir: t.Dir, Hash: t.Hash, Instruction: t.Instruction, Report: t.Tests.Report,
-			Verdict: evaluator.TaskVerdict(t), Tags: t.Tags})
+			Verdict: verdict, Tags: t.Tags})
 	}
 	return run
 }

@@ -108,6 +108,7 @@ func (s *Sandbox) bwrapCommand(ctx context.Context, spec Spec, argv []string) (*
 	}
 	files = append(files, br)
 	a = append([]string{a[0], "--block-fd", strconv.Itoa(2 + len(files))}, a[1:]...)
+	a = s.asRootPrefix(spec, a)
 	cmd := exec.CommandContext(ctx, a[0], a[1:]...)
 	cmd.ExtraFiles = files
 	var child atomic.Int64
@@ -137,6 +138,9 @@ func (s *Sandbox) bwrapCommand(ctx context.Context, spec Spec, argv []string) (*
 			set := s.limit
 			if set == nil {
 				set = setLimits
+			}
+			if s.root && spec.AsRoot {
+				set = limitedAlready // by asRootPrefix
 			}
 			if set(pid, limits) == nil {
 				_, err := bw.Write([]byte{0})
@@ -176,6 +180,9 @@ func (s *Sandbox) bwrapCommand(ctx context.Context, spec Spec, argv []string) (*
 // (already prepared: absolute paths, a user when root), its limits set by
 // prlimit(1): for callers that start the process themselves (Wrap).
 func (s *Sandbox) bwrapArgv(spec Spec, argv []string) ([]string, error) {
+	if spec.Root != "" {
+		return nil, fmt.Errorf("sandbox: a process started by its caller cannot have a root file system of its own (%s)", spec.Root)
+	}
 	a, err := s.bwrapPrefix(spec)
 	if err != nil {
 		return nil, err
@@ -197,14 +204,23 @@ func (s *Sandbox) bwrapPrefix(spec Spec) ([]string, error) {
 		"--unshare-pid", "--as-pid-1", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
 		"--hostname", "sandbox",
 	}
-	if !s.root {
+	if !s.root || spec.AsRoot {
 		a = append(a, "--unshare-user", "--disable-userns")
+	}
+	if spec.AsRoot {
+		a = append(a, "--uid", "0", "--gid", "0")
 	}
 	if !spec.Network {
 		a = append(a, "--unshare-net")
 	}
 	// The system, read-only. On merged-/usr systems /bin, /lib... are links.
-	for _, p := range systemPaths {
+	// With a root file system of its own, that instead.
+	sys := systemPaths
+	if spec.Root != "" {
+		a = append(a, s.rootArgs(spec)...)
+		sys = nil
+	}
+	for _, p := range sys {
 		fi, err := os.Lstat(p)
 		switch {
 		case err != nil:
@@ -272,6 +288,9 @@ func (s *Sandbox) bwrapPrefix(spec Spec) ([]string, error) {
 	// the sandbox's own, read-only once the exceptions are bound in it.
 	var covered []string
 	for _, h := range spec.Hide {
+		if spec.Root != "" {
+			break // the host's folders are not there
+		}
 		h = filepath.Clean(h)
 		for _, p := range shown {
 			if within(h, p) {
@@ -303,20 +322,31 @@ func (s *Sandbox) bwrapPrefix(spec Spec) ([]string, error) {
 		}
 		a = append(a, "--perms", perms, "--size", tmp, "--tmpfs", HomePath)
 	}
+	a = append(a, mountArgs(spec)...)
 	chdir := "/"
-	if spec.Dir != "" {
+	if spec.Root != "" && spec.Dir != "" {
+		chdir = spec.Dir // inside the root file system
+	} else if spec.Dir != "" {
 		mkParents(spec.Dir)
 		a = append(a, "--bind", spec.Dir, spec.Dir)
 		chdir = spec.Dir
 	}
 	a = append(a, "--chdir", chdir, "--setenv", "HOME", HomePath, "--setenv", "TMPDIR", "/tmp")
-	if s.root {
+	if s.root && !spec.AsRoot {
 		// Only what it takes to enter the working folder (owned by the
 		// sandbox user, maybe 0700) and for setpriv to become that user;
 		// setpriv then drops every capability, for good.
 		a = append(a, "--cap-drop", "ALL", "--cap-add", "CAP_DAC_READ_SEARCH",
 			"--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP", "--")
-		a = append(a, s.dropArgv(spec.User)...)
+		drop := s.dropArgv(spec.User)
+		if spec.Root != "" {
+			host, err := hostProgram(s.setpriv)
+			if err != nil {
+				return nil, err
+			}
+			drop = append(host, drop[1:]...)
+		}
+		a = append(a, drop...)
 	} else {
 		a = append(a, "--")
 	}

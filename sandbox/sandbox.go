@@ -116,6 +116,22 @@ type Spec struct {
 	// User runs the processes (the zero User: bench's own, or a fresh one
 	// per command when bench runs as root).
 	User User
+	// Root, when set, is a host folder shown read-write as the sandbox's
+	// "/" (a private view of an image's root file system) instead of the
+	// host's system folders. Dir is then a folder inside it, as the
+	// sandbox sees it, neither bound nor given to User; Hide is moot.
+	// When bench runs as root, the whole of Root is given to User.
+	// Bubblewrap only.
+	Root string
+	// Mounts show host folders at places of their own in the sandbox.
+	Mounts []Mount
+	// AsRoot runs the processes as root (uid 0) of a user namespace of
+	// their own, mapped to the sandbox user: what an image's set-up steps
+	// and Harbor's agents expect (apt-get, writing /usr in their Root),
+	// with no more power over the host than the sandbox user has. When
+	// bench runs as root, bubblewrap itself is started as that user.
+	// Bubblewrap only.
+	AsRoot bool
 	// Harden keeps every process of the sandbox out of every other's
 	// memory: ptrace and process_vm_readv/writev fail (a seccomp filter)
 	// and /proc is read-only (no writing /proc/PID/mem). For the hidden
@@ -184,7 +200,7 @@ func (s *Sandbox) Command(ctx context.Context, spec Spec, argv, env []string) (*
 		procio.KillGroupOnCancel(cmd, killWait)
 	}
 	cmd.Dir = "/"
-	if spec.Dir != "" {
+	if spec.Dir != "" && spec.Root == "" {
 		cmd.Dir = spec.Dir
 	}
 	return cmd, nil
@@ -227,8 +243,17 @@ func (s *Sandbox) prepare(spec Spec) (Spec, error) {
 	if err := s.CheckLimits(spec.Limits.WithDefaults()); err != nil {
 		return spec, err
 	}
-	for _, p := range []*string{&spec.Dir, &spec.Home} {
-		if *p == "" {
+	if spec.AsRoot && !s.Isolated() {
+		return spec, fmt.Errorf("sandbox: running as root of a user namespace needs bubblewrap")
+	}
+	if spec.Root != "" && !s.Isolated() {
+		return spec, fmt.Errorf("sandbox: a root file system of its own (%s) needs bubblewrap", spec.Root)
+	}
+	if spec.Root != "" && spec.Dir != "" && !filepath.IsAbs(spec.Dir) {
+		return spec, fmt.Errorf("sandbox: folder %q: expected an absolute path inside the root file system", spec.Dir)
+	}
+	for _, p := range []*string{&spec.Dir, &spec.Home, &spec.Root} {
+		if *p == "" || (p == &spec.Dir && spec.Root != "") {
 			continue
 		}
 		abs, err := filepath.Abs(*p)
@@ -236,6 +261,11 @@ func (s *Sandbox) prepare(spec Spec) (Spec, error) {
 			return spec, fmt.Errorf("sandbox: folder %s: %w", *p, err)
 		}
 		*p = abs
+	}
+	for _, m := range spec.Mounts {
+		if !filepath.IsAbs(m.Src) || !filepath.IsAbs(m.Dst) {
+			return spec, fmt.Errorf("sandbox: mount %s at %s: expected absolute paths", m.Src, m.Dst)
+		}
 	}
 	for _, p := range append(append([]string(nil), spec.ReadOnly...), spec.Hide...) {
 		if !filepath.IsAbs(p) {
@@ -252,20 +282,38 @@ func (s *Sandbox) prepare(spec Spec) (Spec, error) {
 		if spec.User.ran != nil {
 			spec.User.ran.Store(true) // before anything starts as the user
 		}
-		for _, d := range []string{spec.Dir, spec.Home} {
+		owned := []string{spec.Dir, spec.Home}
+		if spec.Root != "" {
+			owned = []string{spec.Root, spec.Home}
+		}
+		for _, m := range spec.Mounts {
+			if !m.ReadOnly {
+				owned = append(owned, m.Src)
+			}
+		}
+		for _, d := range owned {
 			if d == "" {
 				continue
 			}
 			if err := chownTree(d, spec.User.uid); err != nil {
 				return spec, fmt.Errorf("sandbox: give %s to the sandbox user: %w", d, err)
 			}
-			if !s.Isolated() {
-				// On the host, the user must pass through the folders
+			if !s.Isolated() || spec.AsRoot {
+				// On the host (or for a bubblewrap started as the
+				// user), the user must pass through the folders
 				// above (temp folders are 0700): it may enter them, not
 				// list or write them.
 				if err := passable(d); err != nil {
 					return spec, fmt.Errorf("sandbox: let the sandbox user reach %s: %w", d, err)
 				}
+			}
+		}
+	}
+	if s.root && spec.AsRoot {
+		// bubblewrap, started as the user, must reach what it mounts.
+		for _, m := range spec.Mounts {
+			if err := passable(m.Src); err != nil {
+				return spec, fmt.Errorf("sandbox: let the sandbox user reach %s: %w", m.Src, err)
 			}
 		}
 	}

@@ -10,6 +10,7 @@
 #   scripts/bench.sh mcp          MCP tool calls: bench's client beside the seed lesson's
 #   scripts/bench.sh store        one attempt's SQLite transaction
 #   scripts/bench.sh scale [N]    bench runs, report and export at N attempts (scripts/scale.sh)
+#   scripts/bench.sh harbor       a Harbor task: preparing it once, each attempt's copy and verifier
 #
 # Figures to read (the runner's and MCP's benchmarks also print steal-%: the
 # share of the processors a virtual machine's host took meanwhile for its
@@ -52,6 +53,14 @@ environments)
 	run -bench ExampleSuiteRun -benchtime 1x ./cmd/bench/
 	;;
 endpoints) scripts/scale-endpoints.sh ;;
+harbor)
+	# A Harbor task (docs/harbor.md): preparing it once (pull, unpack,
+	# replay, provision) and each attempt (a private copy of the
+	# environment and a verifier run); then copies of a larger tree.
+	run -bench 'Prepare|Attempt' -benchtime 10x ./harbor/
+	run -bench Copy -benchtime 5x ./image/
+	run -bench HarborSuiteRun -benchtime 3x ./cmd/bench/
+	;;
 all)
 	run -bench Attempt -benchtime 200x ./runner/
 	run -bench Chat -benchtime 500x ./agent/

@@ -47,7 +47,10 @@ Flags:
 		if *task != "" {
 			return usagef("cache list: --task is for clear")
 		}
-		return listCache(stdout, *dir)
+		if err := listCache(stdout, *dir); err != nil {
+			return err
+		}
+		return listHarborCache(stdout, *dir)
 	case "clear":
 		var keep func(environment.Listed) bool
 		if *task != "" {
@@ -65,7 +68,7 @@ Flags:
 			}
 			fmt.Fprintf(stdout, "left %s in use by a running bench: %s\n", count(len(c.InUse), "environment"), strings.Join(ids, ", "))
 		}
-		return nil
+		return clearHarborCache(stdout, *dir, *task)
 	}
 	return usagef("cache: unknown action %q (expected list, clear or path)", verb)
 }

@@ -95,8 +95,17 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	sft := fs.Bool("sft", false, "supervised fine-tuning data: only attempts with reward 1")
 	method := fs.String("method", "", "recompute advantages with this method: grpo, grpo-batch, drgrpo, rloo (default: as stored)")
 	out := fs.String("out", "", "write to `FILE` (replaced whole, only on success) instead of standard output")
+	format := fs.String("format", "jsonl", "`FORM` of each line: jsonl (bench's chat lines) or atif (one Agent Trajectory Interchange Format trajectory per attempt, as Harbor writes them)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	exportTo := exportJSONL
+	switch *format {
+	case "jsonl":
+	case "atif":
+		exportTo = exportATIF
+	default:
+		return usagef("export: --format: expected jsonl or atif, got %q", *format)
 	}
 	if fs.NArg() > 0 {
 		return usagef("export: unexpected argument %q (name runs with --run)", fs.Arg(0))
@@ -120,7 +129,7 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	write := func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 1<<16)
 		var err error
-		if stats, err = store.Export(ctx, bw, opts); err != nil {
+		if stats, err = exportTo(ctx, store, bw, opts); err != nil {
 			return err
 		}
 		return bw.Flush()
@@ -156,6 +165,15 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintln(stderr, "warning: no attempt matched")
 	}
 	return nil
+}
+
+// The export forms (--format).
+func exportJSONL(ctx context.Context, s *results.Store, w io.Writer, opts results.ExportOptions) (results.ExportStats, error) {
+	return s.Export(ctx, w, opts)
+}
+
+func exportATIF(ctx context.Context, s *results.Store, w io.Writer, opts results.ExportOptions) (results.ExportStats, error) {
+	return s.ExportATIF(ctx, w, opts)
 }
 
 // exportError turns the errors of options that do not fit the store (an

@@ -19,6 +19,7 @@ import (
 	"github.com/benchhq/bench/agent/mcp"
 	"github.com/benchhq/bench/endpoint"
 	"github.com/benchhq/bench/evaluator"
+	"github.com/benchhq/bench/harbor"
 	"github.com/benchhq/bench/results"
 	"github.com/benchhq/bench/runner"
 	"github.com/benchhq/bench/sandbox"
@@ -69,6 +70,10 @@ type runFlags struct {
 	startTimeout time.Duration
 	// envDir is where prepared environments are kept.
 	envDir string
+	// harbor are the flags of Harbor suites; harborSuite the suite when
+	// it is one (set by planFromFlags).
+	harbor      *harborFlags
+	harborSuite *harbor.Suite
 }
 
 // serverList is a repeatable --server flag: each value declares one MCP
@@ -217,6 +222,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.StringVar(&f.envDir, "cache", "", "`folder` where the tasks' prepared environments are kept (default $BENCH_CACHE/envs or ~/.cache/bench/envs; bench cache lists and clears them)")
 	fs.StringVar(&f.sandbox, "sandbox", "", "isolate commands and hidden tests with bubblewrap: required (default; refuse without it) or off (run them on the host, unisolated: the run is marked so)")
 	fs.StringVar(&f.advantage, "advantage", "", "advantage method stored per attempt: grpo, grpo-batch, drgrpo, rloo (default grpo)")
+	f.harbor = addHarborFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -331,7 +337,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if err != nil {
 			return fmt.Errorf("resume %s: %w", f.resume, err)
 		}
-		if plan, err = runner.PlanFromRun(stored); err != nil {
+		if plan, err = f.planFromRun(stored); err != nil {
 			return fmt.Errorf("resume %s: %w", f.resume, err)
 		}
 		if set["concurrency"] || set["j"] {
@@ -384,7 +390,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 
 	exe, _ := os.Executable()
-	r := &runner.Runner{Endpoints: pool, AllowMixedModels: f.allowMixed || rf.AllowMixedModels, Store: store, Log: stderr, BenchPath: exe, Version: version, Sandbox: sb,
+	rooted, err := f.rooted(sb, plan, stderr)
+	if err != nil {
+		return err
+	}
+	r := &runner.Runner{Rooted: rooted, Endpoints: pool, AllowMixedModels: f.allowMixed || rf.AllowMixedModels, Store: store, Log: stderr, BenchPath: exe, Version: version, Sandbox: sb,
 		StartTimeout: f.startTimeout, EnvDir: f.envDir}
 	switch {
 	case f.noProgress:
@@ -546,13 +556,13 @@ func planFromFlags(f *runFlags, set map[string]bool, rf *runner.RunFile) (*runne
 		if _, serr := os.Stat(filepath.Join(f.task, tasks.FileName)); serr != nil {
 			return nil, usagef("run: --task %s: not a task folder (no %s in it)", f.task, tasks.FileName)
 		}
-		suite, err = tasks.LoadSuite(f.task)
+		suite, err = f.loadSuite(f.task)
 	default:
 		dir := first(f.suite, rf.Resolve(rf.Suite), DefaultSuite)
 		if _, serr := os.Stat(dir); serr != nil {
 			return nil, usagef("run: --suite %s: no such folder", dir)
 		}
-		suite, err = tasks.LoadSuite(dir)
+		suite, err = f.loadSuite(dir)
 	}
 	if err != nil {
 		return nil, err

@@ -27,6 +27,7 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	envDir := fs.String("cache", "", "`folder` where the tasks' prepared environments are kept (default $BENCH_CACHE/envs or ~/.cache/bench/envs; see bench cache)")
 	record := fs.Bool("record", false, "write each valid task's record of its tests again ("+tasks.RecordFile+"), after its tests changed")
 	startTimeout := fs.Duration("server-start-timeout", mcp.DefaultStartTimeout, startTimeoutHelp)
+	hf := addHarborFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -42,6 +43,11 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	if _, err := os.Stat(dir); err != nil {
 		return usagef("validate: %s: no such folder", dir)
+	}
+	if isHarbor, err := hf.isHarbor(dir); err != nil {
+		return err
+	} else if isHarbor {
+		return validateHarbor(ctx, dir, hf, *mode, *envDir, *jobs, *verbose, stdout, stderr)
 	}
 	load := tasks.LoadSuite
 	if *record {

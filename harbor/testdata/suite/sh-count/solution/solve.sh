@@ -1,0 +1,2 @@
+#!/bin/sh
+echo 'wc -l < /app/data.txt | tr -d " "' > /app/count.sh
