@@ -68,6 +68,10 @@ type runFlags struct {
 	startTimeout time.Duration
 	// envDir is where prepared environments are kept.
 	envDir string
+	// tokens asks for each turn's token ids and logprobs; modelDigest
+	// requires the weights every attempt is served by.
+	tokens      bool
+	modelDigest string
 }
 
 // serverList is a repeatable --server flag: each value declares one MCP
@@ -215,6 +219,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.StringVar(&f.envDir, "cache", "", "`folder` where the tasks' prepared environments are kept (default $BENCH_CACHE/envs or ~/.cache/bench/envs; bench cache lists and clears them)")
 	fs.StringVar(&f.sandbox, "sandbox", "", "isolate commands and hidden tests with bubblewrap: required (default; refuse without it) or off (run them on the host, unisolated: the run is marked so)")
 	fs.StringVar(&f.advantage, "advantage", "", "advantage method stored per attempt: grpo, grpo-batch, drgrpo, rloo (default grpo)")
+	fs.BoolVar(&f.tokens, "tokens", false, "store each turn's token ids and logprobs, for bench export --tokens (vLLM gives exact ids; Ollama logprobs as text, not exact)")
+	fs.StringVar(&f.modelDigest, "model-digest", "", "require every attempt to be served by these weights (Ollama's digest, or the identity bench runs lists for an OpenAI-compatible server); others are infrastructure failures")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -240,7 +246,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		// A resumed run keeps its plan: only what paces it may be given.
 		paces := map[string]bool{"resume": true, "db": true, "host": true, "concurrency": true, "j": true,
 			"keep-workspaces": true, "request-timeout": true, "sandbox": true, "no-progress": true, "max-tries": true,
-			"allow-mixed-models": true, "server-start-timeout": true, "cache": true}
+			"allow-mixed-models": true, "server-start-timeout": true, "cache": true, "tokens": true, "model-digest": true}
 		var conflict error
 		fs.Visit(func(fl *flag.Flag) {
 			if !paces[fl.Name] && conflict == nil {
@@ -358,6 +364,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		runID = runner.NewRunID(time.Now())
 	}
 
+	plan.Tokens, plan.ModelDigest = f.tokens, f.modelDigest
 	exe, _ := os.Executable()
 	r := &runner.Runner{Endpoints: pool, AllowMixedModels: f.allowMixed || rf.AllowMixedModels, Store: store, Log: stderr, BenchPath: exe, Version: version, Sandbox: sb,
 		StartTimeout: f.startTimeout, EnvDir: f.envDir}
