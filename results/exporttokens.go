@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/benchhq/bench/agent"
 )
 
 // TokenFormat is a shape of the exact-token export (docs/export.md).
@@ -255,8 +257,39 @@ func (tw *tokenWriter) leaveOut(l *tokenLine) string {
 	if len(l.turns) != l.a.Turns {
 		return "a turn has no token data"
 	}
-	for i, t := range l.turns {
-		if t.Turn != i {
+	ts := make([]*agent.TurnTokens, len(l.turns))
+	for i := range l.turns {
+		if l.turns[i].Turn != i {
+			return "a turn has no token data"
+		}
+		ts[i] = &l.turns[i].TurnTokens
+	}
+	if why := TokensProblem(ts, tw.opts.Format == TokensTRL); why != "" {
+		return why
+	}
+	if tw.opts.ModelDigest != "" {
+		for _, t := range l.turns {
+			if t.digest != tw.opts.ModelDigest {
+				return "a turn was served by other weights than --model-digest"
+			}
+		}
+	}
+	return ""
+}
+
+// TokensProblem says why an attempt's turns (each turn's token data, nil
+// for none) give no exact token data, or "" when they do: a turn without
+// data, or not exact (with the server's problem, numbers taken out), or a
+// logprob that is not a finite number; and, when one sequence is wanted
+// (TRL's form), a turn whose prompt does not extend the turn before's
+// prompt and completion (the chat template rendered earlier turns anew).
+// The reasons are what an export counts attempts left out by.
+func TokensProblem(turns []*agent.TurnTokens, sequence bool) string {
+	if len(turns) == 0 {
+		return "no token data stored (run without --tokens)"
+	}
+	for _, t := range turns {
+		if t == nil {
 			return "a turn has no token data"
 		}
 		if !t.Exact {
@@ -267,13 +300,10 @@ func (tw *tokenWriter) leaveOut(l *tokenLine) string {
 				return "a logprob is not a finite number"
 			}
 		}
-		if tw.opts.ModelDigest != "" && t.digest != tw.opts.ModelDigest {
-			return "a turn was served by other weights than --model-digest"
-		}
 	}
-	if tw.opts.Format == TokensTRL {
-		for i := 1; i < len(l.turns); i++ {
-			prev, t := &l.turns[i-1], &l.turns[i]
+	if sequence {
+		for i := 1; i < len(turns); i++ {
+			prev, t := turns[i-1], turns[i]
 			n := len(prev.PromptIDs) + len(prev.CompletionIDs)
 			if len(t.PromptIDs) < n || !slices.Equal(t.PromptIDs[:len(prev.PromptIDs)], prev.PromptIDs) ||
 				!slices.Equal(t.PromptIDs[len(prev.PromptIDs):n], prev.CompletionIDs) {
@@ -282,6 +312,43 @@ func (tw *tokenWriter) leaveOut(l *tokenLine) string {
 		}
 	}
 	return ""
+}
+
+// Rollout is one attempt's token data in the shape TRL's GRPOTrainer
+// takes from a rollout_func: the first turn's prompt, then everything
+// after it as one completion, with a logprob (0 where the model did not
+// sample) and a mask (1 where it did) per completion id.
+type Rollout struct {
+	PromptIDs     []int32   `json:"prompt_ids"`
+	CompletionIDs []int32   `json:"completion_ids"`
+	Logprobs      []float32 `json:"logprobs"`
+	EnvMask       []int8    `json:"env_mask"`
+}
+
+// RolloutOf makes the Rollout of an attempt's turns, or says why it
+// cannot (TokensProblem): ids are never made up by tokenising again.
+func RolloutOf(turns []*agent.TurnTokens) (*Rollout, string) {
+	if why := TokensProblem(turns, true); why != "" {
+		return nil, why
+	}
+	r := &Rollout{PromptIDs: turns[0].PromptIDs}
+	for i, t := range turns {
+		if i > 0 {
+			prev := turns[i-1]
+			env := t.PromptIDs[len(prev.PromptIDs)+len(prev.CompletionIDs):]
+			r.CompletionIDs = append(r.CompletionIDs, env...)
+			for range env {
+				r.Logprobs = append(r.Logprobs, 0)
+				r.EnvMask = append(r.EnvMask, 0)
+			}
+		}
+		r.CompletionIDs = append(r.CompletionIDs, t.CompletionIDs...)
+		r.Logprobs = append(r.Logprobs, t.Logprobs...)
+		for range t.CompletionIDs {
+			r.EnvMask = append(r.EnvMask, 1)
+		}
+	}
+	return r, ""
 }
 
 // generic is a problem's text with its numbers taken out, so that the

@@ -168,6 +168,21 @@ func TestExportTokensTRL(t *testing.T) {
 		if l["reward"].(float64) != float64(idx%2) || l["advantage_method"] == "" || l["group_size"].(float64) != 4 {
 			t.Errorf("attempt %d: reward %v advantage %v (%v) group %v", idx, l["reward"], l["advantage"], l["advantage_method"], l["group_size"])
 		}
+		// RolloutOf (what bench serve streams) gives the same.
+		var ts []*agent.TurnTokens
+		for _, tu := range tr.Turns {
+			ts = append(ts, tu.Tokens)
+		}
+		ro, why := RolloutOf(ts)
+		if why != "" || !slices.Equal(ro.PromptIDs, ids) || !slices.Equal(ro.CompletionIDs, seq[len(ids):]) || len(ro.EnvMask) != len(mask) {
+			t.Errorf("attempt %d: RolloutOf %+v (%s) differs from the export", idx, ro, why)
+		}
+		for i := range mask {
+			if int32(ro.EnvMask[i]) != mask[i] || float64(ro.Logprobs[i]) != lps[i].(float64) {
+				t.Errorf("attempt %d: RolloutOf token %d: mask %d logprob %v, export %d %v", idx, i, ro.EnvMask[i], ro.Logprobs[i], mask[i], lps[i])
+				break
+			}
+		}
 		if d := l["model_digests"].([]any); len(d) != 3 || d[0] != "root=/w/step-3" {
 			t.Errorf("attempt %d: model_digests %v", idx, d)
 		}
