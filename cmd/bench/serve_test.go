@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -259,5 +260,50 @@ func TestServeBadInput(t *testing.T) {
 	code, out, stderr := bench(t, "export", "--db", db, "--run", "gone", "--tokens", "trl")
 	if code != 0 || strings.Count(out, "\n") != 2 || strings.Contains(out, "phonebook") {
 		t.Errorf("export of the interrupted run: exit %d, %d lines\n%s", code, strings.Count(out, "\n"), stderr)
+	}
+}
+
+// TestPythonRolloutExample runs docs/examples/bench_rollouts.py, the TRL
+// rollout_func client (Python's standard library only), against a real
+// bench serve: it gets a batch of G attempts with exact token data.
+func TestPythonRolloutExample(t *testing.T) {
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	srv := openaitest.New(toolScript, openaitest.WithModels("qwen"), openaitest.WithTokenIDs())
+	defer srv.Close()
+	db := filepath.Join(t.TempDir(), "serve.db")
+	url := startServe(t, "--suite", examplesSuite, "--api", "openai", "--host", srv.URL, "--model", "qwen", "-j", "2", "--db", db)
+	cmd := exec.Command(python, "../../docs/examples/bench_rollouts.py", "--url", url, "--task", "recipe-trailing-dot", "--attempts", "2", "--temperature", "0.7")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("python example: %v\n%s", err, stderr.String())
+	}
+	var got struct {
+		Attempts         int       `json:"attempts"`
+		CompletionTokens []int     `json:"completion_tokens"`
+		SampledTokens    []int     `json:"sampled_tokens"`
+		Rewards          []float64 `json:"rewards"`
+		Advantages       []float64 `json:"advantages"`
+		Health           struct {
+			Status string `json:"status"`
+		} `json:"health"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("python example printed %s: %v", out, err)
+	}
+	// What the scripted server sampled, over both attempts, is what the
+	// masks cover.
+	sampled, turns := 0, 0
+	for _, s := range srv.Sampled() {
+		sampled += len(s.CompletionIDs)
+		turns++
+	}
+	if got.Attempts != 2 || len(got.Rewards) != 2 || len(got.Advantages) != 2 || got.Health.Status != "ok" || turns != 6 ||
+		len(got.SampledTokens) != 2 || got.SampledTokens[0]+got.SampledTokens[1] != sampled || got.CompletionTokens[0] <= got.SampledTokens[0] {
+		t.Errorf("python example: %+v; the server sampled %d tokens over %d turns", got, sampled, turns)
 	}
 }
