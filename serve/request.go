@@ -129,6 +129,9 @@ func (s *Service) plan(req *Request) (*runner.Plan, error) {
 	if opts == nil {
 		opts = map[string]any{}
 	}
+	if _, ok := req.Options["seed"]; ok {
+		return nil, badf(`options.seed: give the request's "seed" instead: each attempt's seed derives from it`)
+	}
 	for k, v := range req.Options {
 		if n, ok := v.(float64); ok && n == float64(int64(n)) && (k == "seed" || k == "num_ctx" || k == "num_predict" || k == "top_k") {
 			v = int64(n) // JSON numbers that are integers, as flags give them
