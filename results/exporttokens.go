@@ -118,9 +118,10 @@ func (s *Store) ExportTokens(ctx context.Context, w io.Writer, opts TokenExportO
 // qGroupTokens reads the token data of a group's attempts (ids as a JSON
 // array) with each turn's endpoint and digest, in attempt and turn order.
 const qGroupTokens = `SELECT k.attempt_id, k.turn_idx, k.source, k.exact, k.problem, k.prompt_len,
-	k.prompt_shared, k.prompt_ids, k.completion_ids, k.logprobs, k.token_texts, k.sampling,
+	p.ids, k.prompt_shared, k.prompt_ids, k.completion_ids, k.logprobs, k.token_texts, k.sampling,
 	coalesce(t.endpoint, ''), coalesce(t.model_digest, '')
-	FROM turn_tokens k LEFT JOIN turns t ON t.attempt_id = k.attempt_id AND t.idx = k.turn_idx
+	FROM turn_tokens k LEFT JOIN token_prompts p ON p.id = k.prompt_ref
+	LEFT JOIN turns t ON t.attempt_id = k.attempt_id AND t.idx = k.turn_idx
 	WHERE k.attempt_id IN (SELECT value FROM json_each(?))
 	ORDER BY k.attempt_id, k.turn_idx`
 

@@ -95,6 +95,23 @@ func TestTokenDataRoundTrip(t *testing.T) {
 	if !slices.Equal(shared, []int{0, 0, 0}) {
 		t.Errorf("prompt_shared %v: turn 1 has no ids and turn 2 follows it, so nothing is shared", shared)
 	}
+	// A second attempt of the group starts with the same prompt: stored once.
+	b := finishedAttempt(run.ID, AttemptKey{Arm: "baseline", Task: "csv-sum", Index: 1}, 0)
+	withTokens(b.Trajectory, 9)
+	bid, err := s.SaveAttempt(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prompts, inline int
+	if err := s.DB().Get(&prompts, `SELECT count(*) FROM token_prompts`); err != nil || prompts != 1 {
+		t.Errorf("%d first prompts stored (%v), want the group's one", prompts, err)
+	}
+	if err := s.DB().Get(&inline, `SELECT count(*) FROM turn_tokens WHERE turn_idx = 0 AND (prompt_ids IS NOT NULL OR prompt_ref IS NULL)`); err != nil || inline != 0 {
+		t.Errorf("%d first turns store their prompt themselves (%v)", inline, err)
+	}
+	if got, err := s.TurnTokens(ctx, bid); err != nil || !slices.Equal(got[0].PromptIDs, b.Trajectory.Turns[0].Tokens.PromptIDs) || !slices.Equal(got[2].PromptIDs, b.Trajectory.Turns[2].Tokens.PromptIDs) {
+		t.Errorf("second attempt read back %v, %v", got, err)
+	}
 }
 
 // TestExportTokensTRL: the trl form concatenates each attempt's turns

@@ -1,7 +1,9 @@
 package results
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"encoding/binary"
 	"encoding/json"
@@ -19,9 +21,37 @@ import (
 // as little-endian float32. A conversation's prompts, which each repeat
 // the whole conversation so far, are stored once.
 
-const qTurnTokens = `INSERT INTO turn_tokens (attempt_id, turn_idx, source, exact, problem,
-	prompt_len, prompt_shared, prompt_ids, completion_ids, logprobs, token_texts, sampling)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+const (
+	qTurnTokens = `INSERT INTO turn_tokens (attempt_id, turn_idx, source, exact, problem,
+	prompt_len, prompt_ref, prompt_shared, prompt_ids, completion_ids, logprobs, token_texts, sampling)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	qAddTokenPrompt = `INSERT INTO token_prompts (hash, ids) VALUES (?, ?) ON CONFLICT (hash) DO NOTHING`
+	qTokenPrompt    = `SELECT id, ids FROM token_prompts WHERE hash = ?`
+)
+
+// tokenPrompt returns the id of a first prompt's ids in token_prompts,
+// adding them the first time: the attempts of a group share one row.
+// ok is false in the unlikely case that other ids have the same hash (the
+// prompt is then stored with its turn).
+func tokenPrompt(ctx context.Context, w *txWriter, ids []byte) (id int64, ok bool, err error) {
+	sum := sha256.Sum256(ids)
+	add, err := w.stmt(ctx, qAddTokenPrompt)
+	if err != nil {
+		return 0, false, err
+	}
+	if _, err := add.ExecContext(ctx, sum[:16], ids); err != nil {
+		return 0, false, fmt.Errorf("add a first prompt: %w", err)
+	}
+	get, err := w.stmt(ctx, qTokenPrompt)
+	if err != nil {
+		return 0, false, err
+	}
+	var stored []byte
+	if err := get.QueryRowContext(ctx, sum[:16]).Scan(&id, &stored); err != nil {
+		return 0, false, fmt.Errorf("look up a first prompt: %w", err)
+	}
+	return id, bytes.Equal(stored, ids), nil
+}
 
 // saveTurnTokens stores the token data of an attempt's turns, for those
 // that have some.
@@ -59,11 +89,22 @@ func saveTurnTokens(ctx context.Context, w *txWriter, attemptID int64, turns []a
 			sampling = "{}"
 		}
 		var promptIDs []byte
+		var ref sql.NullInt64
 		if t.PromptIDs != nil {
 			promptIDs = encodeIDs(t.PromptIDs[shared:])
+			if u.Index == 0 && len(t.PromptIDs) > 0 {
+				// The first prompt: the same for every attempt of a group.
+				id, ok, err := tokenPrompt(ctx, w, promptIDs)
+				if err != nil {
+					return fmt.Errorf("turn %d: %w", u.Index, err)
+				}
+				if ok {
+					ref, promptIDs = sql.NullInt64{Int64: id, Valid: true}, nil
+				}
+			}
 		}
 		if _, err := stmt.ExecContext(ctx, attemptID, u.Index, t.Source, t.Exact, t.Problem,
-			promptLen, shared, promptIDs, encodeIDs(t.CompletionIDs), encodeLogprobs(t.Logprobs), texts, sampling); err != nil {
+			promptLen, ref, shared, promptIDs, encodeIDs(t.CompletionIDs), encodeLogprobs(t.Logprobs), texts, sampling); err != nil {
 			return fmt.Errorf("insert turn tokens %d: %w", u.Index, err)
 		}
 		prev = nil
@@ -137,7 +178,7 @@ func decodeLogprobs(dst []float32, b []byte) ([]float32, error) {
 // order, each turn's prompt whole again (its shared ids taken from the
 // turn before). Turns stored without token data are absent.
 func (s *Store) TurnTokens(ctx context.Context, attemptID int64) ([]StoredTurnTokens, error) {
-	rows, err := s.db.QueryContext(ctx, qReadTurnTokens+` WHERE attempt_id = ? ORDER BY turn_idx`, attemptID)
+	rows, err := s.db.QueryContext(ctx, qReadTurnTokens+` WHERE k.attempt_id = ? ORDER BY k.turn_idx`, attemptID)
 	if err != nil {
 		return nil, fmt.Errorf("read turn tokens of attempt %d: %w", attemptID, err)
 	}
@@ -164,8 +205,9 @@ type StoredTurnTokens struct {
 	Sampling json.RawMessage
 }
 
-const qReadTurnTokens = `SELECT attempt_id, turn_idx, source, exact, problem, prompt_len, prompt_shared,
-	prompt_ids, completion_ids, logprobs, token_texts, sampling FROM turn_tokens`
+const qReadTurnTokens = `SELECT k.attempt_id, k.turn_idx, k.source, k.exact, k.problem, k.prompt_len,
+	p.ids, k.prompt_shared, k.prompt_ids, k.completion_ids, k.logprobs, k.token_texts, k.sampling
+	FROM turn_tokens k LEFT JOIN token_prompts p ON p.id = k.prompt_ref`
 
 // tokenReader decodes rows of qReadTurnTokens in turn order, keeping the
 // turn before to make each prompt whole.
@@ -180,10 +222,10 @@ func (r *tokenReader) scan(rows *sql.Rows, more ...any) (StoredTurnTokens, error
 	var exact bool
 	var promptLen sql.NullInt64
 	var shared int
-	var prompt, completion, logprobs []byte
+	var first, prompt, completion, logprobs []byte
 	var texts sql.NullString
 	var sampling string
-	dest := append([]any{&t.AttemptID, &t.Turn, &t.Source, &exact, &t.Problem, &promptLen, &shared,
+	dest := append([]any{&t.AttemptID, &t.Turn, &t.Source, &exact, &t.Problem, &promptLen, &first, &shared,
 		&prompt, &completion, &logprobs, &texts, &sampling}, more...)
 	if err := rows.Scan(dest...); err != nil {
 		return t, err
@@ -200,6 +242,9 @@ func (r *tokenReader) scan(rows *sql.Rows, more ...any) (StoredTurnTokens, error
 		}
 		t.PromptIDs = make([]int32, 0, promptLen.Int64)
 		t.PromptIDs = append(t.PromptIDs, r.prev[:shared]...)
+		if t.PromptIDs, err = decodeIDs(t.PromptIDs, first); err != nil {
+			return t, fmt.Errorf("turn %d: column token_prompts.ids: %w", t.Turn, err)
+		}
 		if t.PromptIDs, err = decodeIDs(t.PromptIDs, prompt); err != nil {
 			return t, fmt.Errorf("turn %d: column turn_tokens.prompt_ids: %w", t.Turn, err)
 		}

@@ -115,6 +115,7 @@ func Generate(ctx context.Context, path string, sh Shape, log io.Writer) error {
 	if err != nil {
 		return err
 	}
+	firstPrompts := make([][]int32, nTasks*arms) // each group's first prompt, with --tokens
 	var pending []*results.Attempt
 	flush := func() error {
 		if len(pending) == 0 {
@@ -132,8 +133,8 @@ func Generate(ctx context.Context, path string, sh Shape, log io.Writer) error {
 		for ti := range tasks {
 			for arm := range arms {
 				a := attempt(rng, &tasks[ti], arm, idx, tools[arm], n)
-				if sh.Tokens {
-					addTokens(tokenRNG, a.Trajectory)
+				if sh.Tokens && len(a.Trajectory.Turns) > 0 {
+					addTokens(tokenRNG, a.Trajectory, &firstPrompts[ti*arms+arm])
 				}
 				pending = append(pending, a)
 				n++
