@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/benchhq/bench/internal/ollamatest"
 	"github.com/benchhq/bench/internal/openaitest"
+	"github.com/benchhq/bench/results"
 )
 
 // toolScript reads the recipe, lists the folder and answers: three turns,
@@ -154,5 +156,52 @@ func TestExportTokensLeavesOutBadTurns(t *testing.T) {
 	}
 	if code, _, stderr := bench(t, "export", "--db", db, "--tokens", "rllib"); code != 2 || !strings.Contains(stderr, "expected trl or verifiers") {
 		t.Errorf("--tokens rllib: exit %d, %s", code, stderr)
+	}
+}
+
+// TestModelDigestRequired: an attempt served by other weights than
+// --model-digest requires is an infrastructure failure, never scored;
+// with the weights required, every turn records them.
+func TestModelDigestRequired(t *testing.T) {
+	srv := openaitest.New(toolScript, openaitest.WithRoot("qwen", "/ckpt/step-7"), openaitest.WithTokenIDs())
+	defer srv.Close()
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		digest, status string
+	}{
+		{"root=/ckpt/step-6", "infra_error"},
+		{"root=/ckpt/step-7", "finished"},
+	} {
+		db := filepath.Join(dir, strings.ReplaceAll(tt.digest, "/", "_")+".db")
+		code, _, stderr := bench(t, "run", "--api", "openai", "--host", srv.URL, "--model", "qwen", "--task", recipeTask,
+			"--attempts", "1", "--max-tries", "1", "--model-digest", tt.digest, "--no-progress", "--db", db)
+		if code != 0 && tt.status == "finished" {
+			t.Fatalf("run with %s: exit %d\n%s", tt.digest, code, stderr)
+		}
+		store, err := results.Open(context.Background(), db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rows []struct {
+			Status string `db:"status"`
+			Error  string `db:"error"`
+		}
+		if err := store.DB().Select(&rows, `SELECT status, error FROM attempts`); err != nil || len(rows) != 1 {
+			t.Fatalf("%s: attempts %v, %v", tt.digest, rows, err)
+		}
+		if rows[0].Status != tt.status {
+			t.Errorf("%s: attempt %s (%s), want %s", tt.digest, rows[0].Status, rows[0].Error, tt.status)
+		}
+		if tt.status == "infra_error" && !strings.Contains(rows[0].Error, `serves qwen as "root=/ckpt/step-7", the request requires "root=/ckpt/step-6"`) {
+			t.Errorf("%s: error %q", tt.digest, rows[0].Error)
+		}
+		var digests []string
+		if err := store.DB().Select(&digests, `SELECT DISTINCT model_digest FROM turns`); err != nil {
+			t.Fatal(err)
+		}
+		if tt.status == "finished" && (len(digests) != 1 || digests[0] != tt.digest) {
+			t.Errorf("%s: turns.model_digest %v", tt.digest, digests)
+		}
+		store.Close()
 	}
 }
