@@ -275,3 +275,38 @@ func (r *tokenReader) scan(rows *sql.Rows, more ...any) (StoredTurnTokens, error
 	}
 	return t, nil
 }
+
+// TokenSummary is how much of a run's token data is exact.
+type TokenSummary struct {
+	// Turns counts the turns with token data; Exact those exact.
+	Turns, Exact int
+	// Problems counts the other turns by problem, numbers taken out.
+	Problems map[string]int
+}
+
+// TokenSummary counts the turns of run runID with token data, the exact
+// ones, and the others by problem: what bench run --tokens says at its end.
+func (s *Store) TokenSummary(ctx context.Context, runID string) (TokenSummary, error) {
+	out := TokenSummary{Problems: map[string]int{}}
+	rows, err := s.db.QueryContext(ctx, `SELECT k.exact, k.problem, count(*) FROM turn_tokens k
+		JOIN attempts a ON a.id = k.attempt_id WHERE a.run_id = ? GROUP BY k.exact, k.problem`, runID)
+	if err != nil {
+		return out, fmt.Errorf("token data of run %s: %w", runID, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var exact bool
+		var problem string
+		var n int
+		if err := rows.Scan(&exact, &problem, &n); err != nil {
+			return out, fmt.Errorf("token data of run %s: %w", runID, err)
+		}
+		out.Turns += n
+		if exact {
+			out.Exact += n
+		} else {
+			out.Problems[generic(problem)] += n
+		}
+	}
+	return out, rows.Err()
+}

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -430,6 +431,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if !plan.Shard.Whole() {
 		fmt.Fprintf(stderr, "shard %s stored in %s; when every shard is done: bench merge OUT.db SHARD.db...\n", plan.Shard, dbPath)
 	}
+	if plan.Tokens {
+		tokenNotice(ctx, store, runID, stderr)
+	}
 	if out.InfraErrors > 0 {
 		fmt.Fprintf(stderr, "warning: %d attempts ended in infrastructure failures after retries; they are not scored. Rerun with --resume %s to try them again.\n", out.InfraErrors, runID)
 	}
@@ -718,4 +722,23 @@ func flagOptions(f *runFlags, set map[string]bool) map[string]any {
 		opts["num_predict"] = f.numPredict
 	}
 	return opts
+}
+
+// tokenNotice says how much of a --tokens run's token data is exact, and
+// why the rest is not: those attempts are left out of bench export --tokens.
+func tokenNotice(ctx context.Context, store *results.Store, runID string, stderr io.Writer) {
+	sum, err := store.TokenSummary(ctx, runID)
+	if err != nil {
+		fmt.Fprintf(stderr, "warning: %v\n", err)
+		return
+	}
+	fmt.Fprintf(stderr, "token data: %d of %d turns exact", sum.Exact, sum.Turns)
+	if sum.Turns == sum.Exact {
+		fmt.Fprintln(stderr)
+		return
+	}
+	fmt.Fprintln(stderr, "; attempts with other turns are left out of bench export --tokens:")
+	for _, p := range slices.Sorted(maps.Keys(sum.Problems)) {
+		fmt.Fprintf(stderr, "  %d: %s\n", sum.Problems[p], p)
+	}
 }

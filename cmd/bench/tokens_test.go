@@ -145,6 +145,9 @@ func TestExportTokensLeavesOutBadTurns(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, stderr)
 	}
+	if !strings.Contains(stderr, "token data: 7 of 9 turns exact; attempts with other turns are left out") || !strings.Contains(stderr, "1: the server returned N logprobs for N completion token ids") {
+		t.Errorf("the run did not say what of its token data is exact:\n%s", stderr)
+	}
 	code, out, stderr := bench(t, "export", "--db", db, "--tokens", "verifiers")
 	if code != 0 || strings.Count(out, "\n") != 1 || !strings.Contains(stderr, "2 attempts without exact token data left out") ||
 		!strings.Contains(stderr, "no token ids and no logprobs") || !strings.Contains(stderr, "N logprobs for N completion token ids") {
