@@ -145,13 +145,14 @@ type oaResponse struct {
 }
 
 // oaLogprobs is a choice's logprobs: one entry per sampled token. With
-// vLLM's return_tokens_as_token_ids its token reads "token_id:N"; some
-// servers give the id as token_id.
+// vLLM's return_tokens_as_token_ids its token reads "token_id:N";
+// llama.cpp's server gives the id as id, some others as token_id.
 type oaLogprobs struct {
 	Content []struct {
 		Token   string  `json:"token"`
 		Logprob float64 `json:"logprob"`
 		TokenID *int32  `json:"token_id"`
+		ID      *int32  `json:"id"`
 	} `json:"content"`
 }
 
@@ -341,6 +342,8 @@ func openAITokens(r *oaResponse) *TurnTokens {
 			t.Logprobs[i] = float32(c.Logprob)
 			if c.TokenID != nil {
 				fromLogprobs = append(fromLogprobs, *c.TokenID)
+			} else if c.ID != nil {
+				fromLogprobs = append(fromLogprobs, *c.ID)
 			} else if n, ok := tokenIDText(c.Token); ok {
 				fromLogprobs = append(fromLogprobs, n)
 			}

@@ -95,6 +95,26 @@ func TestOpenAITokensFromLogprobsAlone(t *testing.T) {
 	}
 }
 
+// TestOpenAITokensFromLlamaCppIDs: llama.cpp's server gives each
+// logprob's token id as id, and no prompt ids: the completion ids are
+// read, and the turn is not exact for want of the prompt's.
+func TestOpenAITokensFromLlamaCppIDs(t *testing.T) {
+	srv, tr := runTokens(t, openaitest.WithReplyFault(func(_ int, body map[string]any) {
+		delete(body, "prompt_token_ids")
+		ch := body["choices"].([]map[string]any)[0]
+		ids := ch["token_ids"].([]int32)
+		delete(ch, "token_ids")
+		for i, c := range ch["logprobs"].(map[string]any)["content"].([]map[string]any) {
+			c["token"], c["id"] = "text", ids[i]
+		}
+	}))
+	for i, tu := range tr.Turns {
+		if tu.Tokens.Exact || !slices.Equal(tu.Tokens.CompletionIDs, srv.Sampled()[i].CompletionIDs) || !strings.Contains(tu.Tokens.Problem, "no prompt token ids") {
+			t.Errorf("turn %d: %+v", i, tu.Tokens)
+		}
+	}
+}
+
 // TestOpenAITokenFaults: a server that drops the ids on one turn, or
 // gives logprobs of the wrong length, or ids that disagree with its usage
 // counts: that turn is kept as not exact with the reason, the others stay
