@@ -221,7 +221,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.StringVar(&f.sandbox, "sandbox", "", "isolate commands and hidden tests with bubblewrap: required (default; refuse without it) or off (run them on the host, unisolated: the run is marked so)")
 	fs.StringVar(&f.advantage, "advantage", "", "advantage method stored per attempt: grpo, grpo-batch, drgrpo, rloo (default grpo)")
 	fs.BoolVar(&f.tokens, "tokens", false, "store each turn's token ids and logprobs, for bench export --tokens (vLLM gives exact ids; Ollama logprobs as text, not exact)")
-	fs.StringVar(&f.modelDigest, "model-digest", "", "require every attempt to be served by these weights (Ollama's digest, or the identity bench runs lists for an OpenAI-compatible server); others are infrastructure failures")
+	fs.StringVar(&f.modelDigest, "model-digest", "", "require every attempt to be served by these weights (Ollama's digest, or an OpenAI-compatible server's /v1/models identity such as root=/models/qwen, as runs.model_digest stores it); others are infrastructure failures")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
