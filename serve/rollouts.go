@@ -166,13 +166,19 @@ func (s *Service) rollouts(w http.ResponseWriter, r *http.Request) {
 		st.send(g.event(false))
 	}
 	switch {
+	case ctx.Err() != nil:
+		// Canceled (DELETE, a client gone, the service closing): whatever
+		// the run said of being stopped, the finished attempts are stored.
+		why := cause(ctx)
+		s.set(j, func(j *job) { j.state, j.err = stateCanceled, why })
+		st.send(DoneEvent{Event: "done", ID: id, RunID: id, Stored: stored, InfraErrors: infra, Canceled: true, Reason: why})
 	case res.err != nil && stored == 0:
 		s.set(j, func(j *job) { j.state, j.err = stateFailed, res.err.Error() })
 		st.send(ErrorEvent{Event: "error", ID: id, Error: agent.WithHint(res.err).Error()})
 	case res.err != nil:
 		s.set(j, func(j *job) { j.state, j.err = stateFailed, res.err.Error() })
 		st.send(ErrorEvent{Event: "error", ID: id, Error: fmt.Sprintf("%v (the %d attempts stored stay in run %s)", res.err, stored, id)})
-	case ctx.Err() != nil || (res.out != nil && res.out.Interrupted):
+	case res.out != nil && res.out.Interrupted:
 		why := cause(ctx)
 		s.set(j, func(j *job) { j.state, j.err = stateCanceled, why })
 		st.send(DoneEvent{Event: "done", ID: id, RunID: id, Stored: stored, InfraErrors: infra, Canceled: true, Reason: why})

@@ -257,6 +257,27 @@ func TestServeBadInput(t *testing.T) {
 	if st["state"] != "canceled" || !strings.Contains(st["error"].(string), "disconnected") {
 		t.Fatalf("request after its client left: %v", st)
 	}
+	// DELETE cancels a running request: its stream ends with a done
+	// event that says so.
+	resp = post(t, url, `{"tasks": ["phonebook-sort"], "attempts": 2, "name": "deleted"}`)
+	ch = make(chan map[string]any, 16)
+	go events(resp.Body, ch)
+	for ev := range ch {
+		if ev["event"] == "started" {
+			break
+		}
+	}
+	req, _ := http.NewRequest(http.MethodDelete, url+"/v1/rollouts/deleted", nil)
+	if r, err := http.DefaultClient.Do(req); err != nil || r.StatusCode != http.StatusAccepted {
+		t.Fatalf("DELETE: %v %v", r, err)
+	}
+	var last map[string]any
+	for ev := range ch {
+		last = ev
+	}
+	if last["event"] != "done" || last["canceled"] != true || !strings.Contains(last["reason"].(string), "DELETE") {
+		t.Errorf("stream of a deleted request ended with %v", last)
+	}
 	code, out, stderr := bench(t, "export", "--db", db, "--run", "gone", "--tokens", "trl")
 	if code != 0 || strings.Count(out, "\n") != 2 || strings.Contains(out, "phonebook") {
 		t.Errorf("export of the interrupted run: exit %d, %d lines\n%s", code, strings.Count(out, "\n"), stderr)

@@ -208,3 +208,20 @@ func TestModelDigestRequired(t *testing.T) {
 		store.Close()
 	}
 }
+
+// TestOllamaTokensAreLeftOut: Ollama gives logprobs as text, without ids:
+// stored, never exact, and every attempt is left out of the token export
+// with that reason.
+func TestOllamaTokensAreLeftOut(t *testing.T) {
+	srv := ollamatest.New(lookScript)
+	defer srv.Close()
+	db := filepath.Join(t.TempDir(), "bench.db")
+	code, _, stderr := bench(t, "run", "--host", srv.URL, "--model", "fake", "--task", recipeTask, "--attempts", "2", "--tokens", "--no-progress", "--db", db)
+	if code != 0 || !strings.Contains(stderr, "token data: 0 of 4 turns exact") || !strings.Contains(stderr, "Ollama gives the sampled tokens as text") {
+		t.Fatalf("run: exit %d\n%s", code, stderr)
+	}
+	code, out, stderr := bench(t, "export", "--db", db, "--tokens", "trl")
+	if code != 0 || out != "" || !strings.Contains(stderr, "2: a turn's tokens are not exact: Ollama gives the sampled tokens as text") {
+		t.Errorf("export: exit %d, %q\n%s", code, out, stderr)
+	}
+}
