@@ -332,7 +332,11 @@ func RolloutOf(turns []*agent.TurnTokens) (*Rollout, string) {
 	if why := TokensProblem(turns, true); why != "" {
 		return nil, why
 	}
-	r := &Rollout{PromptIDs: turns[0].PromptIDs}
+	// The completion is the last turn's prompt and completion after the
+	// first prompt: its length is known, and each slice is made once.
+	last := turns[len(turns)-1]
+	n := len(last.PromptIDs) + len(last.CompletionIDs) - len(turns[0].PromptIDs)
+	r := &Rollout{PromptIDs: turns[0].PromptIDs, CompletionIDs: make([]int32, 0, n), Logprobs: make([]float32, 0, n), EnvMask: make([]int8, 0, n)}
 	for i, t := range turns {
 		if i > 0 {
 			prev := turns[i-1]
@@ -432,79 +436,29 @@ func (l *tokenLine) append(b []byte, f TokenFormat, stats *TokenExportStats) []b
 		}
 		return append(b, "]}\n"...)
 	}
-	// trl: the first prompt, then every turn's completion after the new
-	// part of its prompt (tool results, inserted text).
-	first := l.turns[0].PromptIDs
+	// trl: RolloutOf's sequence, as bench serve streams it (leaveOut
+	// checked that there is one).
+	ts := make([]*agent.TurnTokens, len(l.turns))
+	for i := range l.turns {
+		ts[i] = &l.turns[i].TurnTokens
+	}
+	r, _ := RolloutOf(ts)
 	b = append(b, `,"prompt_ids":`...)
-	b = appendIDs(b, first)
-	b = append(b, `,"completion_ids":[`...)
-	n := 0
-	each := func(ids []int32) {
-		for _, id := range ids {
-			if n > 0 {
-				b = append(b, ',')
-			}
-			b = strconv.AppendInt(b, int64(id), 10)
-			n++
-		}
-	}
-	for i, t := range l.turns {
+	b = appendIDs(b, r.PromptIDs)
+	b = append(b, `,"completion_ids":`...)
+	b = appendIDs(b, r.CompletionIDs)
+	b = append(b, `,"logprobs":`...)
+	b = appendLogprobs(b, r.Logprobs)
+	b = append(b, `,"env_mask":[`...)
+	for i, m := range r.EnvMask {
 		if i > 0 {
-			each(l.envPart(i))
+			b = append(b, ',')
 		}
-		each(t.CompletionIDs)
+		b = append(b, '0'+byte(m))
+		stats.Sampled += int(m)
 	}
-	b = append(b, `],"logprobs":[`...)
-	n = 0
-	for i, t := range l.turns {
-		if i > 0 {
-			for range l.envPart(i) {
-				if n > 0 {
-					b = append(b, ',')
-				}
-				b = append(b, '0')
-				n++
-			}
-		}
-		for _, v := range t.Logprobs {
-			if n > 0 {
-				b = append(b, ',')
-			}
-			b = strconv.AppendFloat(b, float64(v), 'g', -1, 32)
-			n++
-		}
-	}
-	b = append(b, `],"env_mask":[`...)
-	n = 0
-	for i, t := range l.turns {
-		if i > 0 {
-			for range l.envPart(i) {
-				if n > 0 {
-					b = append(b, ',')
-				}
-				b = append(b, '0')
-				n++
-			}
-		}
-		for range t.CompletionIDs {
-			if n > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, '1')
-			n++
-			stats.Sampled++
-		}
-	}
-	stats.Tokens += len(first) + n
+	stats.Tokens += len(r.PromptIDs) + len(r.CompletionIDs)
 	return append(b, "]}\n"...)
-}
-
-// envPart is the part of turn i's prompt after the turn before's prompt
-// and completion: what the environment added (leaveOut checked that the
-// prompt extends them).
-func (l *tokenLine) envPart(i int) []int32 {
-	prev := &l.turns[i-1]
-	return l.turns[i].PromptIDs[len(prev.PromptIDs)+len(prev.CompletionIDs):]
 }
 
 // appendIDs writes ids as a JSON array.
