@@ -23,10 +23,8 @@ type Request struct {
 	Tasks []string `json:"tasks"`
 	// Attempts is G, the attempts per task: each task's group.
 	Attempts int `json:"attempts"`
-	// Arm is the setup of the attempts: built-in tools, MCP servers,
-	// permission profile, approver ("deny" or "allow": nobody is at a
-	// terminal). Its name defaults to "default".
-	Arm runner.Arm `json:"arm"`
+	// Arm is the setup of the attempts.
+	Arm RequestArm `json:"arm"`
 	// Model is the model name the endpoints serve (the service's by
 	// default).
 	Model string `json:"model"`
@@ -51,6 +49,23 @@ type Request struct {
 	Name string `json:"name"`
 	// Limits override the tasks' own (max_turns, max_tokens, wall_time).
 	Limits *RequestLimits `json:"limits"`
+}
+
+// RequestArm is the setup of a request's attempts.
+type RequestArm struct {
+	// Name names the arm in the store ("default" by default).
+	Name string `json:"name"`
+	// Tools are the built-in tools offered (all by default).
+	Tools []string `json:"tools"`
+	// Servers are MCP servers attached to every attempt, each the body
+	// of a TOML inline table as bench run --server takes it:
+	// `name = "issues", command = "...", default_class = "read"`.
+	Servers []string `json:"servers"`
+	// Profile is the permission profile (standard by default).
+	Profile string `json:"profile"`
+	// Approver answers the calls the profile asks about: "deny" (the
+	// default) or "allow": nobody is at a terminal.
+	Approver string `json:"approver"`
 }
 
 // RequestLimits are limits of a request's attempts.
@@ -116,9 +131,16 @@ func (s *Service) plan(req *Request) (*runner.Plan, error) {
 	if req.Attempts < 0 {
 		return nil, badf("attempts: expected 1 or more, got %d", req.Attempts)
 	}
-	arm := req.Arm
+	arm := runner.Arm{Name: req.Arm.Name, Tools: req.Arm.Tools, Profile: req.Arm.Profile, Approver: req.Arm.Approver}
 	if arm.Name == "" {
 		arm.Name = "default"
+	}
+	for i, v := range req.Arm.Servers {
+		srv, err := tasks.ParseServer(v)
+		if err != nil {
+			return nil, badf("arm.servers[%d]: %v", i, err)
+		}
+		arm.Servers = append(arm.Servers, srv)
 	}
 	switch arm.Approver {
 	case "", "deny", "allow":

@@ -48,6 +48,8 @@ func TestRequestsRefused(t *testing.T) {
 		{`{"tasks": ["recipe-trailing-dot"]} {}`, "more than one JSON object"},
 		{`{"tasks": ["recipe-trailing-dot"], "options": {"seed": 3}}`, `options.seed: give the request's "seed"`},
 		{`{"tasks": 3}`, "field tasks: expected []string, got number"},
+		{`{"tasks": ["recipe-trailing-dot"], "arm": {"servers": ["name = \"x\", command = 3"]}}`, "arm.servers[0]:"},
+		{`{"tasks": ["recipe-trailing-dot"], "arm": {"servers": [{"name": "x"}]}}`, "field arm.servers"},
 	} {
 		req, err := decodeRequest(strings.NewReader(tt.body))
 		if err == nil {
@@ -57,7 +59,8 @@ func TestRequestsRefused(t *testing.T) {
 			t.Errorf("%s: %v, want an error saying %q", tt.body, err, tt.want)
 		}
 	}
-	req, err := decodeRequest(strings.NewReader(`{"tasks": ["recipe-trailing-dot"], "attempts": 3, "options": {"num_predict": 64, "temperature": 0.5}, "model_digest": "d1"}`))
+	req, err := decodeRequest(strings.NewReader(`{"tasks": ["recipe-trailing-dot"], "attempts": 3, "options": {"num_predict": 64, "temperature": 0.5}, "model_digest": "d1",
+		"arm": {"name": "mcp", "tools": ["read_file"], "servers": ["name = \"issues\", command = \"bench\", args = [\"mcp\", \"serve\", \"issues\"], default_class = \"read\""]}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +68,8 @@ func TestRequestsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p.Attempts != 3 || !p.Tokens || p.ModelDigest != "d1" || p.Options["num_predict"] != int64(64) || p.Options["temperature"] != 0.5 || p.Model != "qwen" || p.Arms[0].Name != "default" {
+	if p.Attempts != 3 || !p.Tokens || p.ModelDigest != "d1" || p.Options["num_predict"] != int64(64) || p.Options["temperature"] != 0.5 || p.Model != "qwen" || p.Arms[0].Name != "mcp" ||
+		len(p.Arms[0].Servers) != 1 || p.Arms[0].Servers[0].Name != "issues" || p.Arms[0].Servers[0].DefaultClass != "read" {
 		t.Errorf("plan %+v", p)
 	}
 }
