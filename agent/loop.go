@@ -51,6 +51,10 @@ type Config struct {
 	// 0 when unknown. Ollama lowers a num_ctx above it silently, so turns
 	// are judged truncated against EffectiveContext(num_ctx, ContextLength).
 	ContextLength int
+	// Tokens asks the server for each turn's token data (Turn.Tokens):
+	// token ids and logprobs from an OpenAI-compatible server that gives
+	// them (a TokenModel), logprobs as text from Ollama.
+	Tokens bool
 	// CutIsAnError says that the server refuses a prompt longer than its
 	// context instead of cutting it (OpenAI-compatible servers): no turn
 	// is then judged truncated.
@@ -134,6 +138,14 @@ func Run(ctx context.Context, cfg Config) *Trajectory {
 		{Role: "user", Content: cfg.Instruction},
 	}
 	limit := EffectiveContext(numCtx, cfg.ContextLength) // where Ollama cuts the prompt
+	var sampling json.RawMessage
+	tm, tokenModel := cfg.Model.(TokenModel)
+	if cfg.Tokens {
+		if sampling, err = samplingJSON(cfg.Options); err != nil {
+			tr.Stop, tr.Err = StopInfraError, fmt.Sprintf("sampling options: %v", err)
+			return tr
+		}
+	}
 	tokens := 0
 	longest := 0 // the longest prompt so far, for DetectTruncation's rule
 	for turn := 0; ; turn++ {
@@ -151,9 +163,18 @@ func Run(ctx context.Context, cfg Config) *Trajectory {
 			Tools:    tr.Tools,
 			Options:  cfg.Options,
 			Think:    cfg.Think,
+			Logprobs: cfg.Tokens,
 		}
 		send := cfg.Model.Chat
-		if encodes {
+		var turnTokens *TurnTokens
+		switch {
+		case cfg.Tokens && tokenModel:
+			send = func(ctx context.Context, req *api.ChatRequest) (*api.ChatResponse, error) {
+				resp, t, err := tm.ChatTokens(ctx, req)
+				turnTokens = t
+				return resp, err
+			}
+		case encodes:
 			enc := Encoded{Tools: toolsJSON}
 			if enc.Messages, err = msgs.encode(tr.Messages); err != nil {
 				tr.Stop, tr.Err = StopInfraError, fmt.Sprintf("encode the messages: %v", err)
@@ -203,6 +224,17 @@ func Run(ctx context.Context, cfg Config) *Trajectory {
 			DoneReason:       resp.DoneReason,
 			ToolCalls:        len(msg.ToolCalls),
 		}
+		if cfg.Tokens {
+			tu.Sampling = sampling
+			switch {
+			case turnTokens != nil:
+				tu.Tokens = turnTokens
+			case tokenModel:
+				tu.Tokens = &TurnTokens{Source: TokensNone, Problem: "the server returned no token ids and no logprobs"}
+			default:
+				tu.Tokens = ollamaTokens(resp)
+			}
+		}
 		if em, ok := cfg.Model.(EndpointModel); ok {
 			tu.Endpoint = em.Endpoint()
 		}
@@ -243,6 +275,18 @@ func Run(ctx context.Context, cfg Config) *Trajectory {
 			return tr
 		}
 	}
+}
+
+// samplingJSON is the sampling settings among opts, as JSON: every
+// option but num_ctx, which sets the context rather than the sampling.
+func samplingJSON(opts map[string]any) (json.RawMessage, error) {
+	s := make(map[string]any, len(opts))
+	for k, v := range opts {
+		if k != "num_ctx" {
+			s[k] = v
+		}
+	}
+	return json.Marshal(s) // keys sorted: the same settings give the same bytes
 }
 
 // Encoded holds parts of a chat request already in JSON, to be sent in

@@ -163,6 +163,7 @@ func accumulate(out, resp *api.ChatResponse) *api.ChatResponse {
 	out.Message.Content += resp.Message.Content
 	out.Message.Thinking += resp.Message.Thinking
 	out.Message.ToolCalls = append(out.Message.ToolCalls, resp.Message.ToolCalls...)
+	out.Logprobs = append(out.Logprobs, resp.Logprobs...)
 	if resp.Done {
 		out.Done, out.DoneReason, out.Metrics = true, resp.DoneReason, resp.Metrics
 	}

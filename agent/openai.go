@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -125,8 +126,14 @@ type oaResponse struct {
 	Choices []struct {
 		Message      oaMessage `json:"message"`
 		FinishReason string    `json:"finish_reason"`
+		// TokenIDs are the sampled ids (vLLM's return_token_ids).
+		TokenIDs []int32     `json:"token_ids"`
+		Logprobs *oaLogprobs `json:"logprobs"`
 	} `json:"choices"`
-	Usage *struct {
+	// PromptTokenIDs are the prompt's ids as the server rendered it
+	// (vLLM's return_token_ids).
+	PromptTokenIDs []int32 `json:"prompt_token_ids"`
+	Usage          *struct {
 		PromptTokens     int `json:"prompt_tokens"`
 		CompletionTokens int `json:"completion_tokens"`
 	} `json:"usage"`
@@ -137,16 +144,38 @@ type oaResponse struct {
 	} `json:"timings"`
 }
 
+// oaLogprobs is a choice's logprobs: one entry per sampled token. With
+// vLLM's return_tokens_as_token_ids its token reads "token_id:N";
+// llama.cpp's server gives the id as id, some others as token_id.
+type oaLogprobs struct {
+	Content []struct {
+		Token   string  `json:"token"`
+		Logprob float64 `json:"logprob"`
+		TokenID *int32  `json:"token_id"`
+		ID      *int32  `json:"id"`
+	} `json:"content"`
+}
+
 // Chat sends one non-streaming chat completion and returns the reply in
 // Ollama's shape.
 func (o *OpenAI) Chat(ctx context.Context, req *api.ChatRequest) (*api.ChatResponse, error) {
+	resp, _, err := o.ChatTokens(ctx, req)
+	return resp, err
+}
+
+// ChatTokens is Chat that also returns the turn's token data when
+// req.Logprobs asks for it: the request then asks for logprobs and ids
+// the way vLLM takes them (logprobs, return_token_ids,
+// return_tokens_as_token_ids); servers that do not know those fields
+// ignore them, and the turn is then kept as not exact (TurnTokens.Problem).
+func (o *OpenAI) ChatTokens(ctx context.Context, req *api.ChatRequest) (*api.ChatResponse, *TurnTokens, error) {
 	body, err := openAIRequest(req)
 	if err != nil {
-		return nil, &ModelError{API: OpenAIAPI, Host: o.base, Model: req.Model, Err: err}
+		return nil, nil, &ModelError{API: OpenAIAPI, Host: o.base, Model: req.Model, Err: err}
 	}
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, o.chatURL, bytes.NewReader(body))
 	if err != nil {
-		return nil, &ModelError{API: OpenAIAPI, Host: o.base, Model: req.Model, Err: err}
+		return nil, nil, &ModelError{API: OpenAIAPI, Host: o.base, Model: req.Model, Err: err}
 	}
 	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set("Accept", "application/json")
@@ -156,31 +185,34 @@ func (o *OpenAI) Chat(ctx context.Context, req *api.ChatRequest) (*api.ChatRespo
 	start := time.Now()
 	resp, err := o.hc.Do(hreq)
 	if err != nil {
-		return nil, &ModelError{API: OpenAIAPI, Host: o.base, Model: req.Model, Err: err}
+		return nil, nil, &ModelError{API: OpenAIAPI, Host: o.base, Model: req.Model, Err: err}
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return nil, &ModelError{API: OpenAIAPI, Host: o.base, Model: req.Model, Err: fmt.Errorf("read reply: %w", err)}
+		return nil, nil, &ModelError{API: OpenAIAPI, Host: o.base, Model: req.Model, Err: fmt.Errorf("read reply: %w", err)}
 	}
 	if resp.StatusCode/100 != 2 {
-		return nil, &ModelError{API: OpenAIAPI, Host: o.base, Model: req.Model, Err: ParseOpenAIError(resp.StatusCode, data)}
+		return nil, nil, &ModelError{API: OpenAIAPI, Host: o.base, Model: req.Model, Err: ParseOpenAIError(resp.StatusCode, data)}
 	}
 	var r oaResponse
 	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, &ModelError{API: OpenAIAPI, Host: o.base, Model: req.Model, Err: fmt.Errorf("reply is not a chat completion: %w", err)}
+		return nil, nil, &ModelError{API: OpenAIAPI, Host: o.base, Model: req.Model, Err: fmt.Errorf("reply is not a chat completion: %w", err)}
 	}
 	if len(r.Choices) == 0 {
-		return nil, &ModelError{API: OpenAIAPI, Host: o.base, Model: req.Model, Err: errors.New("reply has no choices")}
+		return nil, nil, &ModelError{API: OpenAIAPI, Host: o.base, Model: req.Model, Err: errors.New("reply has no choices")}
 	}
 	if r.Usage == nil {
 		// Without it every turn would be stored as 0 tokens, the token
 		// limit never reached and the tools' overhead measured as nothing.
-		return nil, &ModelError{API: OpenAIAPI, Host: o.base, Model: req.Model, Err: errors.New(`reply has no "usage" counts, which bench counts tokens by`)}
+		return nil, nil, &ModelError{API: OpenAIAPI, Host: o.base, Model: req.Model, Err: errors.New(`reply has no "usage" counts, which bench counts tokens by`)}
 	}
 	out := fromOpenAI(req, &r)
 	out.TotalDuration = time.Since(start)
-	return out, nil
+	if !req.Logprobs {
+		return out, nil, nil
+	}
+	return out, openAITokens(&r), nil
 }
 
 // openAIRequest is the body of a chat completion for req.
@@ -210,6 +242,14 @@ func openAIRequest(req *api.ChatRequest) ([]byte, error) {
 		msgs = append(msgs, om)
 	}
 	body["messages"] = msgs
+	if req.Logprobs {
+		// vLLM: prompt_token_ids and token_ids in the reply
+		// (return_token_ids, 0.10.2 and later), and each logprob's token
+		// as "token_id:N" (return_tokens_as_token_ids, older ones too).
+		body["logprobs"] = true
+		body["return_token_ids"] = true
+		body["return_tokens_as_token_ids"] = true
+	}
 	if len(req.Tools) > 0 {
 		body["tools"] = req.Tools // api.Tool marshals to the OpenAI function shape
 	}
@@ -286,6 +326,57 @@ func fromOpenAI(req *api.ChatRequest, r *oaResponse) *api.ChatResponse {
 		out.EvalDuration = time.Duration(t.PredictedMS * float64(time.Millisecond))
 	}
 	return out
+}
+
+// openAITokens reads a reply's token data: the prompt's and the
+// completion's ids and the completion's logprobs, checked against each
+// other and against the usage counts.
+func openAITokens(r *oaResponse) *TurnTokens {
+	ch := r.Choices[0]
+	t := &TurnTokens{Source: TokensOpenAI, PromptIDs: r.PromptTokenIDs, CompletionIDs: ch.TokenIDs}
+	var fromLogprobs []int32 // the ids the logprobs name, when each does
+	if lp := ch.Logprobs; lp != nil {
+		t.Logprobs = make([]float32, len(lp.Content))
+		fromLogprobs = make([]int32, 0, len(lp.Content))
+		for i, c := range lp.Content {
+			t.Logprobs[i] = float32(c.Logprob)
+			if c.TokenID != nil {
+				fromLogprobs = append(fromLogprobs, *c.TokenID)
+			} else if c.ID != nil {
+				fromLogprobs = append(fromLogprobs, *c.ID)
+			} else if n, ok := tokenIDText(c.Token); ok {
+				fromLogprobs = append(fromLogprobs, n)
+			}
+		}
+		if len(fromLogprobs) != len(lp.Content) {
+			fromLogprobs = nil
+		}
+	}
+	prompt, completion := -1, -1
+	if r.Usage != nil {
+		prompt, completion = r.Usage.PromptTokens, r.Usage.CompletionTokens
+	}
+	if t.CompletionIDs == nil && fromLogprobs != nil {
+		t.CompletionIDs = fromLogprobs
+	}
+	if t.CompletionIDs == nil && t.PromptIDs == nil && t.Logprobs == nil {
+		return &TurnTokens{Source: TokensNone, Problem: "the server returned no token ids and no logprobs"}
+	}
+	t.checkTokens(prompt, completion)
+	if t.Exact && fromLogprobs != nil && !slices.Equal(fromLogprobs, t.CompletionIDs) {
+		t.Exact, t.Problem = false, "the completion's token_ids and its logprobs' token ids differ"
+	}
+	return t
+}
+
+// tokenIDText reads vLLM's "token_id:N".
+func tokenIDText(s string) (int32, bool) {
+	rest, ok := strings.CutPrefix(s, "token_id:")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(rest, 10, 32)
+	return int32(n), err == nil && n >= 0
 }
 
 // OpenAIError is an error answer of an OpenAI-compatible server, with its

@@ -59,6 +59,17 @@ type Turn struct {
 	// Endpoint is the model server that answered (its URL), when the
 	// Model says (EndpointModel).
 	Endpoint string
+	// Tokens is the turn's token data, when the run asked for it
+	// (Config.Tokens): the ids and logprobs the server sampled.
+	Tokens *TurnTokens
+	// Sampling is the sampling settings the turn was asked with, as JSON
+	// (temperature, top_p, seed...: the request's options without
+	// num_ctx), when the run asked for token data.
+	Sampling json.RawMessage
+	// ModelDigest names the weights that served the turn, as the endpoint
+	// told them (Ollama's digest, vLLM's root): set by the runner, "" when
+	// unknown. A trainer drops turns sampled by stale weights with it.
+	ModelDigest string
 	// Truncated marks a turn whose prompt Ollama probably cut: it reached
 	// the context (num_ctx, or the model's context length when smaller), or
 	// it was no longer than an earlier turn's (see DetectTruncation).

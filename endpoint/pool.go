@@ -213,6 +213,9 @@ func (l *Lease) Model() agent.Model {
 	if _, ok := l.ep.Model.(agent.EncodedModel); ok {
 		return leasedEncoded{leased{l}}
 	}
+	if _, ok := l.ep.Model.(agent.TokenModel); ok {
+		return leasedTokens{leased{l}}
+	}
 	return leased{l}
 }
 
@@ -263,6 +266,18 @@ type leasedEncoded struct{ leased }
 func (m leasedEncoded) ChatEncoded(ctx context.Context, req *api.ChatRequest, enc agent.Encoded) (*api.ChatResponse, error) {
 	resp, err := m.l.ep.Model.(agent.EncodedModel).ChatEncoded(ctx, req, enc)
 	return m.observe(ctx, resp, err)
+}
+
+// leasedTokens is the Model of a lease whose endpoint's model returns
+// token data (an agent.TokenModel): the loop asks it for the ids.
+type leasedTokens struct{ leased }
+
+// ChatTokens is Chat with the turn's token data, passed on from the
+// endpoint's model.
+func (m leasedTokens) ChatTokens(ctx context.Context, req *api.ChatRequest) (*api.ChatResponse, *agent.TurnTokens, error) {
+	resp, tokens, err := m.l.ep.Model.(agent.TokenModel).ChatTokens(ctx, req)
+	resp, err = m.observe(ctx, resp, err)
+	return resp, tokens, err
 }
 
 // observe tells the pool how the endpoint did with a request.

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -69,7 +70,7 @@ func (s *Store) mergeTables(ctx context.Context) ([]table, error) {
 			t.kind = tableRun
 		case n == "attempts":
 			t.kind = tableAttempt
-		case n == "tool_lists":
+		case n == "tool_lists" || n == "token_prompts":
 			t.kind = tableShared
 		case slices.Contains(cols, "attempt_id"):
 			t.kind = tableChild
@@ -138,6 +139,10 @@ func (s *Store) MergeRun(ctx context.Context, runID string, patch RunPatch, piec
 			if err != nil {
 				return err
 			}
+			prompts, err := copyTokenPrompts(ctx, tx, p.Store, runID)
+			if err != nil {
+				return err
+			}
 			for _, t := range tables {
 				if t.kind != tableAttempt && t.kind != tableChild {
 					continue
@@ -147,6 +152,13 @@ func (s *Store) MergeRun(ctx context.Context, runID string, patch RunPatch, piec
 					edit = func(row []any) {
 						if old, ok := row[col].(int64); ok {
 							row[col] = lists[old]
+						}
+					}
+				}
+				if col := slices.Index(t.cols, "prompt_ref"); t.name == "turn_tokens" && col >= 0 {
+					edit = func(row []any) {
+						if old, ok := row[col].(int64); ok {
+							row[col] = prompts[old]
 						}
 					}
 				}
@@ -183,6 +195,37 @@ func copyToolLists(ctx context.Context, tx *sqlx.Tx, src *Store, runID string) (
 		var id int64
 		if err := tx.GetContext(ctx, &id, `SELECT id FROM tool_lists WHERE tools_json = ?`, r.Tools); err != nil {
 			return nil, fmt.Errorf("write a tool list from %s: %w", src.path, err)
+		}
+		out[r.ID] = id
+	}
+	return out, nil
+}
+
+// copyTokenPrompts copies the first prompts (token_prompts) the turns of
+// run runID in src point at into tx, each once (one the destination holds
+// already is reused), and maps their ids in src to their ids in tx.
+func copyTokenPrompts(ctx context.Context, tx *sqlx.Tx, src *Store, runID string) (map[int64]int64, error) {
+	var rows []struct {
+		ID   int64  `db:"id"`
+		Hash []byte `db:"hash"`
+		IDs  []byte `db:"ids"`
+	}
+	if err := src.db.SelectContext(ctx, &rows, `SELECT p.id, p.hash, p.ids FROM token_prompts p
+		WHERE p.id IN (SELECT k.prompt_ref FROM turn_tokens k JOIN attempts a ON a.id = k.attempt_id WHERE a.run_id = ?)`, runID); err != nil {
+		return nil, fmt.Errorf("read first prompts from %s: %w", src.path, err)
+	}
+	out := make(map[int64]int64, len(rows))
+	for _, r := range rows {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO token_prompts (hash, ids) VALUES (?, ?) ON CONFLICT (hash) DO NOTHING`, r.Hash, r.IDs); err != nil {
+			return nil, fmt.Errorf("write a first prompt from %s: %w", src.path, err)
+		}
+		var id int64
+		var ids []byte
+		if err := tx.QueryRowContext(ctx, `SELECT id, ids FROM token_prompts WHERE hash = ?`, r.Hash).Scan(&id, &ids); err != nil {
+			return nil, fmt.Errorf("write a first prompt from %s: %w", src.path, err)
+		}
+		if !bytes.Equal(ids, r.IDs) {
+			return nil, fmt.Errorf("first prompt %d of %s: other ids with the same hash are in the destination", r.ID, src.path)
 		}
 		out[r.ID] = id
 	}

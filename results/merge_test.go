@@ -3,6 +3,7 @@ package results
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -39,6 +40,7 @@ func TestMergeRunCopiesEveryTable(t *testing.T) {
 	}
 	var idsA, idsB []int64
 	save := func(s *Store, ids *[]int64, att *Attempt) {
+		withTokens(att.Trajectory, 5) // every first prompt the same: one token_prompts row a file
 		id, err := s.SaveAttempt(ctx, att)
 		if err != nil {
 			t.Fatal(err)
@@ -50,7 +52,7 @@ func TestMergeRunCopiesEveryTable(t *testing.T) {
 	save(b, &idsB, finishedAttempt(run.ID, AttemptKey{Arm: "baseline", Task: "csv-sum", Index: 1}, 0))
 	save(b, &idsB, infraAttempt(run.ID, AttemptKey{Arm: "strict", Task: "csv-sum", Index: 1}))
 	// Left out: a piece's attempt the merge does not take.
-	if _, err := b.SaveAttempt(ctx, finishedAttempt(run.ID, AttemptKey{Arm: "strict", Task: "recipe-trailing-dot", Index: 3}, 1)); err != nil {
+	if _, err := b.SaveAttempt(ctx, finishedAttempt(run.ID, AttemptKey{Arm: "strict", Task: "recipe-trailing-dot", Index: 3}, 1)); err != nil { // without token data
 		t.Fatal(err)
 	}
 
@@ -79,7 +81,7 @@ func TestMergeRunCopiesEveryTable(t *testing.T) {
 		switch name {
 		case "runs", "arms", "tasks", "overhead", "overhead_items":
 			want += ca[name] // the plan, once, from the first piece
-		case "tool_lists":
+		case "tool_lists", "token_prompts":
 			continue // shared by content: checked below
 		default:
 			// b's left-out attempt has 3 turns, 2 calls, 7 messages, 1 test, 1 server.
@@ -88,6 +90,34 @@ func TestMergeRunCopiesEveryTable(t *testing.T) {
 		}
 		if n != want {
 			t.Errorf("table %s: %d rows after merging, want %d", name, n, want)
+		}
+	}
+	var prompts int
+	if err := out.DB().Get(&prompts, `SELECT count(*) FROM token_prompts`); err != nil || prompts != 1 {
+		t.Errorf("%d first prompts after merging (%v), want the pieces' one, once", prompts, err)
+	}
+	// The baseline attempt of each piece (index 0 from a, 1 from b) reads
+	// back its token data whole, first prompt included.
+	for idx, piece := range []struct {
+		s  *Store
+		id int64
+	}{{a, idsA[0]}, {b, idsB[0]}} {
+		want, err := piece.s.TurnTokens(ctx, piece.id)
+		if err != nil || len(want) != 3 {
+			t.Fatalf("token data of piece attempt %d: %d turns, %v", piece.id, len(want), err)
+		}
+		var merged int64
+		if err := out.DB().Get(&merged, `SELECT id FROM attempts WHERE run_id = ? AND arm = 'baseline' AND idx = ?`, run.ID, idx); err != nil {
+			t.Fatal(err)
+		}
+		got, err := out.TurnTokens(ctx, merged)
+		if err != nil || len(got) != 3 {
+			t.Fatalf("token data of merged attempt %d: %d turns, %v", merged, len(got), err)
+		}
+		for i := range got {
+			if !slices.Equal(got[i].PromptIDs, want[i].PromptIDs) || !slices.Equal(got[i].CompletionIDs, want[i].CompletionIDs) || !slices.Equal(got[i].Logprobs, want[i].Logprobs) {
+				t.Errorf("merged attempt %d turn %d: %+v, the piece had %+v", merged, i, got[i], want[i])
+			}
 		}
 	}
 	got, err := out.GetRun(ctx, run.ID)

@@ -677,8 +677,8 @@ const (
 		model_ms, tool_ms, test_ms, harness_ms, verdict, flags)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	qTurn = `INSERT INTO turns (attempt_id, idx, prompt_tokens, completion_tokens,
-		total_ns, load_ns, prompt_eval_ns, eval_ns, wall_ms, done_reason, tool_calls, truncated, endpoint)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		total_ns, load_ns, prompt_eval_ns, eval_ns, wall_ms, done_reason, tool_calls, truncated, endpoint, model_digest)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	qMessage = `INSERT INTO messages (attempt_id, idx, role, content, thinking,
 		tool_calls_json, tool_name, tool_call_id, tool_call_idx) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	qToolCall = `INSERT INTO tool_calls (attempt_id, idx, turn_idx, tool, origin,
@@ -921,9 +921,12 @@ func (r *attemptRows) insert(ctx context.Context, w *txWriter, a *Attempt, tries
 			u := t.Turns[i]
 			return []any{id, u.Index, u.PromptTokens, u.CompletionTokens, u.TotalDuration.Nanoseconds(),
 				u.LoadDuration.Nanoseconds(), u.PromptDuration.Nanoseconds(), u.EvalDuration.Nanoseconds(),
-				millis(u.Wall), u.DoneReason, u.ToolCalls, u.Truncated, u.Endpoint}
+				millis(u.Wall), u.DoneReason, u.ToolCalls, u.Truncated, u.Endpoint, u.ModelDigest}
 		})
 		if err != nil {
+			return 0, err
+		}
+		if err := saveTurnTokens(ctx, w, id, t.Turns); err != nil {
 			return 0, err
 		}
 		err = insertEach(ctx, w, "message", qMessage, len(t.Messages), func(i int) []any {

@@ -141,6 +141,11 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 	// The wait for a slot is no part of the attempt's time.
 	a.StartedAt = a.StartedAt.Add(time.Since(waitFrom))
 
+	weights, err := r.weightsBefore(ctx, plan, model)
+	if err != nil {
+		give()
+		return failed(conns, err)
+	}
 	turns, tokens, wall := plan.limits(j.Task)
 	opts := maps.Clone(plan.Options)
 	opts["seed"] = j.Seed
@@ -164,7 +169,9 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 		RequestTimeout: plan.RequestTimeout,
 		ContextLength:  r.modelCtx,
 		CutIsAnError:   plan.API == string(endpoint.OpenAI),
+		Tokens:         plan.Tokens,
 	})
+	werr := r.weightsAfter(ctx, plan, weights, tr)
 	give()
 	// Servers go down, and every process of the attempt is ended, before
 	// anything is scored: nothing of the agent's world keeps running, or
@@ -173,6 +180,12 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 	if err := r.Sandbox.KillAll(context.WithoutCancel(ctx), spec.User); err != nil {
 		a.Trajectory = tr
 		a.Status, a.Error = results.StatusInfraError, err.Error()
+		a.FinishedAt = time.Now().UTC()
+		return a, nil
+	}
+	if werr != nil && tr.Stop != agent.StopCanceled {
+		a.Trajectory = tr
+		a.Status, a.Error = results.StatusInfraError, werr.Error()
 		a.FinishedAt = time.Now().UTC()
 		return a, nil
 	}

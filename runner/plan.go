@@ -69,6 +69,17 @@ type Plan struct {
 	API string
 	// Shard, when not the whole plan, runs only that slice of the jobs.
 	Shard Shard
+	// Tokens asks the model servers for each turn's token ids and
+	// logprobs (agent.Config.Tokens), stored for the exact-token export;
+	// each attempt's endpoint is then asked which weights it serves
+	// before and after the attempt, and each turn records them.
+	Tokens bool
+	// ModelDigest, when set, is the identity of the weights every attempt
+	// must be served by (Ollama's digest, an OpenAI-compatible server's
+	// /v1/models identity, as endpoint.Endpoint.Identify gives it): an
+	// attempt whose endpoint serves others, before or after its loop, is
+	// an infrastructure failure, never scored.
+	ModelDigest string
 }
 
 // Arm is one setup under comparison: the same tasks, seeds and G run

@@ -77,6 +77,10 @@ type Runner struct {
 	// Rooted, when set, runs the tasks that bring a root file system of
 	// their own (Harbor's task folders; see rooted.go).
 	Rooted Rooted
+	// Saved, when set, is called with each attempt once it is stored,
+	// from one goroutine, in the order stored: bench serve streams the
+	// groups of a request as their attempts finish.
+	Saved func(*results.Attempt)
 
 	logMu     sync.Mutex // Log's turn
 	approvers map[string]agent.Approver
@@ -316,6 +320,9 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 
 	bar := newProgress(r.Progress, r.Lines, len(todo)+out.Skipped, out.Skipped)
 	saves := newSaver(ctx, r.Store, plan.Concurrency, func(a *results.Attempt) {
+		if r.Saved != nil {
+			r.Saved(a)
+		}
 		out.Ran++
 		if a.Status == results.StatusInfraError {
 			out.InfraErrors++

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -96,6 +97,8 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	method := fs.String("method", "", "recompute advantages with this method: grpo, grpo-batch, drgrpo, rloo (default: as stored)")
 	out := fs.String("out", "", "write to `FILE` (replaced whole, only on success) instead of standard output")
 	format := fs.String("format", "jsonl", "`FORM` of each line: jsonl (bench's chat lines) or atif (one Agent Trajectory Interchange Format trajectory per attempt, as Harbor writes them)")
+	tokens := fs.String("tokens", "", "exact-token form instead of messages: `FORMAT` trl (prompt_ids, completion_ids, logprobs, env_mask for TRL's rollout_func) or verifiers (per turn); attempts without exact ids are left out and counted (runs made with bench run --tokens)")
+	digest := fs.String("model-digest", "", "with --tokens: only attempts whose every turn was served by these weights (turns.model_digest)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -106,6 +109,18 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		exportTo = exportATIF
 	default:
 		return usagef("export: --format: expected jsonl or atif, got %q", *format)
+	}
+	var tokenForm results.TokenFormat
+	if *tokens != "" {
+		var err error
+		if tokenForm, err = results.ParseTokenFormat(*tokens); err != nil {
+			return usagef("export: --tokens: %v", err)
+		}
+		if *format != "jsonl" {
+			return usagef("export: --tokens and --format %s: the exact-token form is a form of its own", *format)
+		}
+	} else if *digest != "" {
+		return usagef("export: --model-digest needs --tokens (the messages form has no per-turn digests)")
 	}
 	if fs.NArg() > 0 {
 		return usagef("export: unexpected argument %q (name runs with --run)", fs.Arg(0))
@@ -126,10 +141,17 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	defer store.Close()
 
 	var stats results.ExportStats
+	var tstats results.TokenExportStats
 	write := func(w io.Writer) error {
 		bw := bufio.NewWriterSize(w, 1<<16)
 		var err error
-		if stats, err = exportTo(ctx, store, bw, opts); err != nil {
+		if tokenForm != "" {
+			tstats, err = store.ExportTokens(ctx, bw, results.TokenExportOptions{ExportOptions: opts, Format: tokenForm, ModelDigest: *digest})
+			stats = tstats.ExportStats
+		} else {
+			stats, err = exportTo(ctx, store, bw, opts)
+		}
+		if err != nil {
 			return err
 		}
 		return bw.Flush()
@@ -160,6 +182,15 @@ func cmdExport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if stats.Unscored > 0 {
 		fmt.Fprintf(stderr, "%d attempts that did not finish (infrastructure errors, interruptions) were left out\n", stats.Unscored)
+	}
+	if n := tstats.LeftOutTotal(); n > 0 {
+		fmt.Fprintf(stderr, "%s without exact token data left out (never re-tokenised):\n", count(n, "attempt"))
+		for _, why := range slices.Sorted(maps.Keys(tstats.LeftOut)) {
+			fmt.Fprintf(stderr, "  %d: %s\n", tstats.LeftOut[why], why)
+		}
+	}
+	if tokenForm != "" && stats.Lines > 0 {
+		fmt.Fprintf(stderr, "%d token ids, %d of them sampled by the model (mask 1)\n", tstats.Tokens, tstats.Sampled)
 	}
 	if stats.Lines == 0 {
 		fmt.Fprintln(stderr, "warning: no attempt matched")

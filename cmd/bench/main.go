@@ -80,6 +80,7 @@ Usage:
   bench merge OUT.db IN.db...    put a run's shards (run --shard I/N) together
   bench cache [list|clear]       the tasks' prepared environments
   bench view [flags]             browse runs and trajectories in a browser
+  bench serve [flags]            rollouts on request for a training loop (HTTP)
   bench overhead --model M       prompt tokens each tool adds to a request
   bench mcp inspect -- CMD...    what bench would offer of an MCP server
   bench mcp call TOOL -- CMD...  call one tool of an MCP server, as a run would
@@ -112,6 +113,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdExport(ctx, args[1:], stdout, stderr)
 	case "merge":
 		err = cmdMerge(ctx, args[1:], stdout, stderr)
+	case "serve":
+		err = cmdServe(ctx, args[1:], stdout, stderr)
 	case "view":
 		err = cmdView(ctx, args[1:], stdout, stderr)
 	case "overhead":

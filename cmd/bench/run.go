@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -74,6 +75,10 @@ type runFlags struct {
 	// it is one (set by planFromFlags).
 	harbor      *harborFlags
 	harborSuite *harbor.Suite
+	// tokens asks for each turn's token ids and logprobs; modelDigest
+	// requires the weights every attempt is served by.
+	tokens      bool
+	modelDigest string
 }
 
 // serverList is a repeatable --server flag: each value declares one MCP
@@ -223,6 +228,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.StringVar(&f.sandbox, "sandbox", "", "isolate commands and hidden tests with bubblewrap: required (default; refuse without it) or off (run them on the host, unisolated: the run is marked so)")
 	fs.StringVar(&f.advantage, "advantage", "", "advantage method stored per attempt: grpo, grpo-batch, drgrpo, rloo (default grpo)")
 	f.harbor = addHarborFlags(fs)
+	fs.BoolVar(&f.tokens, "tokens", false, "store each turn's token ids and logprobs, for bench export --tokens (vLLM gives exact ids; Ollama logprobs as text, not exact)")
+	fs.StringVar(&f.modelDigest, "model-digest", "", "require every attempt to be served by these weights (Ollama's digest, or an OpenAI-compatible server's /v1/models identity such as root=/models/qwen, as runs.model_digest stores it); others are infrastructure failures")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -248,7 +255,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		// A resumed run keeps its plan: only what paces it may be given.
 		paces := map[string]bool{"resume": true, "db": true, "host": true, "concurrency": true, "j": true,
 			"keep-workspaces": true, "request-timeout": true, "sandbox": true, "no-progress": true, "max-tries": true,
-			"allow-mixed-models": true, "server-start-timeout": true, "cache": true, "no-pull": true}
+			"allow-mixed-models": true, "server-start-timeout": true, "cache": true, "no-pull": true, "tokens": true, "model-digest": true}
 		var conflict error
 		fs.Visit(func(fl *flag.Flag) {
 			if !paces[fl.Name] && conflict == nil {
@@ -389,6 +396,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 
+	plan.Tokens, plan.ModelDigest = f.tokens, f.modelDigest
 	exe, _ := os.Executable()
 	rooted, err := f.rooted(sb, plan, stderr)
 	if err != nil {
@@ -457,6 +465,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	if !plan.Shard.Whole() {
 		fmt.Fprintf(stderr, "shard %s stored in %s; when every shard is done: bench merge OUT.db SHARD.db...\n", plan.Shard, dbPath)
+	}
+	if plan.Tokens {
+		tokenNotice(ctx, store, runID, stderr)
 	}
 	if out.InfraErrors > 0 {
 		fmt.Fprintf(stderr, "warning: %d attempts ended in infrastructure failures after retries; they are not scored. Rerun with --resume %s to try them again.\n", out.InfraErrors, runID)
@@ -746,4 +757,23 @@ func flagOptions(f *runFlags, set map[string]bool) map[string]any {
 		opts["num_predict"] = f.numPredict
 	}
 	return opts
+}
+
+// tokenNotice says how much of a --tokens run's token data is exact, and
+// why the rest is not: those attempts are left out of bench export --tokens.
+func tokenNotice(ctx context.Context, store *results.Store, runID string, stderr io.Writer) {
+	sum, err := store.TokenSummary(ctx, runID)
+	if err != nil {
+		fmt.Fprintf(stderr, "warning: %v\n", err)
+		return
+	}
+	fmt.Fprintf(stderr, "token data: %d of %d turns exact", sum.Exact, sum.Turns)
+	if sum.Turns == sum.Exact {
+		fmt.Fprintln(stderr)
+		return
+	}
+	fmt.Fprintln(stderr, "; attempts with other turns are left out of bench export --tokens:")
+	for _, p := range slices.Sorted(maps.Keys(sum.Problems)) {
+		fmt.Fprintf(stderr, "  %d: %s\n", sum.Problems[p], p)
+	}
 }

@@ -424,6 +424,17 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	if resp.DoneReason == "" {
 		resp.DoneReason = "stop"
 	}
+	if req.Logprobs {
+		// As Ollama gives them: each sampled token as text with its
+		// logprob, no ids (here a token is a word of the content, or a
+		// call's name).
+		for i, w := range strings.Fields(rep.Content) {
+			resp.Logprobs = append(resp.Logprobs, api.Logprob{TokenLogprob: api.TokenLogprob{Token: w, Logprob: -float64(i%4+1) / 4}})
+		}
+		for _, c := range rep.Calls {
+			resp.Logprobs = append(resp.Logprobs, api.Logprob{TokenLogprob: api.TokenLogprob{Token: c.Name, Logprob: -0.5}})
+		}
+	}
 	for i, c := range rep.Calls {
 		args := api.NewToolCallFunctionArguments()
 		for _, k := range slices.Sorted(maps.Keys(c.Args)) {

@@ -39,8 +39,15 @@ type Server struct {
 	// context is max_model_len (0: no limit).
 	context int
 
+	// tokens, when set, answers requests that ask for token data
+	// (return_token_ids, logprobs) as vLLM does; see WithTokenIDs.
+	tokens *tokenizer
+	// fault, when set, may change a reply's body before it is sent.
+	fault func(turn int, body map[string]any)
+
 	mu       sync.Mutex
 	requests []map[string]any
+	sampled  []Sampled
 }
 
 // Option configures a Server.
@@ -78,6 +85,25 @@ func WithoutTools(names ...string) Option {
 // WithContext sets the models' context length (vLLM --max-model-len).
 func WithContext(n int) Option {
 	return func(s *Server) { s.context = n }
+}
+
+// WithTokenIDs makes the server answer a request that asks for token data
+// as vLLM does: return_token_ids gives prompt_token_ids and each choice's
+// token_ids, logprobs gives logprobs.content (with
+// return_tokens_as_token_ids, each token as "token_id:N"), and the usage
+// counts are the id lists' lengths. Its tokens are the words of a
+// ChatML-like rendering of the conversation (see Tokens), so that each
+// turn's prompt starts with the previous turn's prompt and completion.
+func WithTokenIDs() Option {
+	return func(s *Server) { s.tokens = newTokenizer() }
+}
+
+// WithReplyFault lets f change the body of the reply to the request of
+// turn (the number of assistant messages it holds) before it is sent: a
+// server that drops ids on some turns, or gives logprobs of the wrong
+// length.
+func WithReplyFault(f func(turn int, body map[string]any)) Option {
+	return func(s *Server) { s.fault = f }
 }
 
 // New starts a fake server playing script. Close it when done.
@@ -136,6 +162,10 @@ type request struct {
 	Tools     []api.Tool `json:"tools"`
 	MaxTokens *int       `json:"max_tokens"`
 	Stream    bool       `json:"stream"`
+	Logprobs  bool       `json:"logprobs"`
+	// vLLM's fields for token ids.
+	ReturnTokenIDs         bool `json:"return_token_ids"`
+	ReturnTokensAsTokenIDs bool `json:"return_tokens_as_token_ids"`
 }
 
 // ollamaOptions are the request fields the script sees in Options, under
@@ -190,7 +220,20 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		vllmError(w, rep.Status, "BadRequestError", rep.Error)
 		return
 	}
-	writeJSON(w, http.StatusOK, completion(req.Model, rep, prompt))
+	body := completion(req.Model, rep, prompt)
+	turn := 0
+	for _, m := range req.Messages {
+		if m.Role == "assistant" {
+			turn++
+		}
+	}
+	if s.tokens != nil {
+		s.addTokens(body, &req, areq, rep)
+	}
+	if s.fault != nil {
+		s.fault(turn, body)
+	}
+	writeJSON(w, http.StatusOK, body)
 }
 
 // ollamaRequest is the request as the scripts read it.

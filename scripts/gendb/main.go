@@ -40,6 +40,7 @@ func main() {
 	attempts := flag.Int("attempts", 100_000, "attempts in the run (a multiple of 32: 2 arms × G = 16)")
 	seed := flag.Uint64("seed", 1, "seed of every text, count and reward")
 	batch := flag.Int("batch", 500, "attempts saved per transaction")
+	tokens := flag.Bool("tokens", false, "give every turn exact token data (ids and logprobs), as bench run --tokens stores from vLLM")
 	flag.Parse()
 	if *out == "" || *attempts < 32 || *attempts%32 != 0 || *batch < 1 {
 		fmt.Fprintln(os.Stderr, "usage: gendb --out FILE [--attempts N (a multiple of 32)] [--seed S] [--batch B]")
@@ -50,7 +51,7 @@ func main() {
 		os.Exit(2)
 	}
 	start := time.Now()
-	if err := Generate(context.Background(), *out, Shape{Attempts: *attempts, Seed: *seed, Batch: *batch}, os.Stderr); err != nil {
+	if err := Generate(context.Background(), *out, Shape{Attempts: *attempts, Seed: *seed, Batch: *batch, Tokens: *tokens}, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "gendb:", err)
 		os.Exit(1)
 	}
@@ -66,6 +67,9 @@ type Shape struct {
 	Seed uint64
 	// Batch is how many attempts go in one transaction.
 	Batch int
+	// Tokens gives every turn token data as vLLM returns it (tokens.go),
+	// for the exact-token export; the rest of the file is the same.
+	Tokens bool
 }
 
 // RunID is the id of the generated run.
@@ -89,6 +93,7 @@ func Generate(ctx context.Context, path string, sh Shape, log io.Writer) error {
 	defer store.Close()
 	nTasks := sh.Attempts / (arms * g)
 	rng := rand.New(rand.NewPCG(sh.Seed, 0x6265_6e63_68))
+	tokenRNG := rand.New(rand.NewPCG(sh.Seed, 0x746f_6b65_6e)) // its own: the rest is the same with or without tokens
 	run := &results.Run{
 		ID: RunID, Name: "scale", CreatedAt: epoch, Model: "qwen3:4b",
 		Options: map[string]any{"num_ctx": 16384, "num_predict": 2048, "temperature": 0.7},
@@ -110,6 +115,7 @@ func Generate(ctx context.Context, path string, sh Shape, log io.Writer) error {
 	if err != nil {
 		return err
 	}
+	firstPrompts := make([][]int32, nTasks*arms) // each group's first prompt, with --tokens
 	var pending []*results.Attempt
 	flush := func() error {
 		if len(pending) == 0 {
@@ -126,7 +132,11 @@ func Generate(ctx context.Context, path string, sh Shape, log io.Writer) error {
 	for idx := range g {
 		for ti := range tasks {
 			for arm := range arms {
-				pending = append(pending, attempt(rng, &tasks[ti], arm, idx, tools[arm], n))
+				a := attempt(rng, &tasks[ti], arm, idx, tools[arm], n)
+				if sh.Tokens && len(a.Trajectory.Turns) > 0 {
+					addTokens(tokenRNG, a.Trajectory, &firstPrompts[ti*arms+arm])
+				}
+				pending = append(pending, a)
 				n++
 				if len(pending) >= sh.Batch {
 					if err := flush(); err != nil {
