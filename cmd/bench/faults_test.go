@@ -8,6 +8,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -397,4 +402,105 @@ func processesWith(marker string) []string {
 		}
 	}
 	return out
+}
+
+// phase is a part of a run's talk with the model server, told from the
+// request: a fault test makes the server go silent in one of them.
+type phase struct {
+	name string
+	is   func(path string, body []byte) bool
+}
+
+// phases are the parts of a run in the order it reaches them: the check
+// of the model (its identity, its context length), the measurement of the
+// tools' prompt tokens (chat requests without a seed), the attempts' chat.
+var phases = []phase{
+	{"preflight", func(path string, _ []byte) bool { return path == "/api/tags" || path == "/api/show" }},
+	{"overhead", func(path string, body []byte) bool {
+		return path == "/api/chat" && !bytes.Contains(body, []byte(`"seed"`))
+	}},
+	{"chat", func(path string, body []byte) bool {
+		return path == "/api/chat" && bytes.Contains(body, []byte(`"seed"`))
+	}},
+}
+
+// silentIn fronts srv with a server that accepts every connection and
+// reads every request, but never answers those of the phase: a model
+// server that hangs. The others are passed on to srv.
+func silentIn(t *testing.T, srv *ollamatest.Server, ph phase) string {
+	t.Helper()
+	target, err := url.Parse(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	release := make(chan struct{})
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if ph.is(r.URL.Path, body) {
+			select {
+			case <-r.Context().Done(): // bench gave up on it
+			case <-release: // the test is over
+			}
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() {
+		close(release)
+		front.Close()
+	})
+	return front.URL
+}
+
+// A model server that accepts connections and never answers, in any
+// phase of a run, is bounded by --request-timeout (the check of the model
+// by its own bound): bench ends on its own, says what went wrong and what
+// to do, and scores nothing. Silent before the first attempt, nothing is
+// stored and the exit status is 2 (cannot start); silent in the attempts'
+// chat, they end as infrastructure failures, retried, not scored, and the
+// run ends with exitNotScored.
+func TestFaultSilentServer(t *testing.T) {
+	cases := map[string]struct {
+		code int
+		says []string
+	}{
+		"preflight": {exitCannotStart, []string{"no reply", "No attempt was stored"}},
+		"overhead":  {exitCannotStart, []string{"no reply within 2s", "--request-timeout", "No attempt was stored"}},
+		"chat":      {exitNotScored, []string{"not scored", "bench run --resume silent"}},
+	}
+	for _, ph := range phases {
+		t.Run(ph.name, func(t *testing.T) {
+			want := cases[ph.name]
+			srv := ollamatest.New(solveRecipeScript(t, 0))
+			defer srv.Close()
+			db := filepath.Join(t.TempDir(), "bench.db")
+			sent := time.Now()
+			p := startBench(t, "run", "--host", silentIn(t, srv, ph), "--model", "fake", "--task", recipeTask,
+				"--attempts", "2", "-j", "2", "--db", db, "--name", "silent", "--no-progress",
+				"--request-timeout", "2s", "--max-tries", "2")
+			code := p.waitUpTo(t, 90*time.Second)
+			t.Logf("silent in %s: exit %d after %s\n%s", ph.name, code, time.Since(sent).Round(time.Millisecond), p.stderr.String())
+			if code != want.code {
+				t.Errorf("exit %d, want %d", code, want.code)
+			}
+			for _, s := range want.says {
+				if !strings.Contains(p.stderr.String(), s) {
+					t.Errorf("stderr does not say %q", s)
+				}
+			}
+			if got := stored(db, `SELECT count(*) FROM attempts WHERE status = 'finished'`); got != 0 {
+				t.Errorf("%d attempts scored with a silent model server", got)
+			}
+			if code != exitNotScored {
+				return
+			}
+			// Not shown as plainly finished: its attempts are not scored.
+			code, out, _ := bench(t, "runs", "--db", db)
+			if f := strings.Fields(strings.Split(out, "\n")[1]); code != 0 || len(f) < 4 || f[3] != statusIncomplete || !strings.Contains(out, "bench run --resume silent") {
+				t.Errorf("bench runs after a run with attempts not scored:\n%s", out)
+			}
+		})
+	}
 }

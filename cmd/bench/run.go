@@ -400,7 +400,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 					os.Remove(dbPath + suffix)
 				}
 			}
-			return fmt.Errorf("%v\nNo attempt was stored.", strings.TrimPrefix(err.Error(), "preflight: "))
+			err = fmt.Errorf("%v\nNo attempt was stored.", strings.TrimPrefix(err.Error(), "preflight: "))
+			if ctx.Err() != nil {
+				return err // interrupted: exitFailed
+			}
+			return cannotStart(err)
 		}
 		if out != nil {
 			return fmt.Errorf("%w\nAttempts finished so far are stored; continue with: bench run --resume %s --db %s", err, runID, dbPath)
@@ -424,7 +428,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		fmt.Fprintf(stderr, "shard %s stored in %s; when every shard is done: bench merge OUT.db SHARD.db...\n", plan.Shard, dbPath)
 	}
 	if out.InfraErrors > 0 {
-		fmt.Fprintf(stderr, "warning: %d attempts ended in infrastructure failures after retries; they are not scored. Rerun with --resume %s to try them again.\n", out.InfraErrors, runID)
+		return &notScoredError{n: out.InfraErrors, runID: runID, dbArg: " --db " + dbPath}
 	}
 	return nil
 }
