@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -278,11 +277,17 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 	// The tasks' environments are prepared meanwhile; the attempts start
 	// once they are. Their folders are made in a scratch folder of the
 	// run, removed at its end unless it keeps workspaces.
-	r.scratch, err = tree.Scratch(r.TempDir, "bench-run-")
+	sc, err := newScratch(r.TempDir, run.ID, plan.KeepWorkspaces)
 	if err == nil {
+		r.scratch = sc.dir
 		// Last: the removals in the background are waited for, and the
 		// environments' views removed, by the defer after prepareEnvs.
-		defer os.Remove(r.scratch) // only when empty: kept workspaces stay
+		defer sc.release() // the folder only when empty: kept workspaces stay
+		// What a killed bench left of this run goes, in the background.
+		for _, d := range leftovers(r.TempDir, run.ID, sc.dir) {
+			r.logf("removing %s, left by an earlier start of run %s that was killed", d, run.ID)
+			r.removeLater(d)
+		}
 	}
 	var envs map[string]*environment.Env
 	var releaseEnvs func()

@@ -152,17 +152,26 @@ func runArgs(srv *ollamatest.Server, db, name string, attempts int) []string {
 		"--attempts", fmt.Sprint(attempts), "-j", "2", "--db", db, "--name", name, "--no-progress"}
 }
 
+// TestFaultSIGKILLThenResume: a bench killed mid-run and run again loses
+// and doubles nothing, and once the resumed run is over, nothing of either
+// process is left: no scratch folder (the attempts' folders) in TMPDIR,
+// no lock file beside the database.
 func TestFaultSIGKILLThenResume(t *testing.T) {
 	srv := ollamatest.New(solveRecipeScript(t, 150*time.Millisecond))
 	defer srv.Close()
-	db := filepath.Join(t.TempDir(), "bench.db")
-	p := startBench(t, runArgs(srv, db, "killed", 8)...)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "bench.db")
+	tmp := []string{"TMPDIR=" + t.TempDir()} // the same for both, as on one machine
+	p := startBenchEnv(t, tmp, runArgs(srv, db, "killed", 8)...)
 	waitStored(t, db, 2, p)
+	if left, _ := filepath.Glob(filepath.Join(strings.TrimPrefix(tmp[0], "TMPDIR="), "bench-run-*")); len(left) == 0 {
+		t.Fatalf("no scratch folder while the run runs: the test would not see one left behind")
+	}
 	_ = p.cmd.Process.Signal(syscall.SIGKILL)
 	p.wait(t)
 	kept := stored(db, `SELECT count(*) FROM attempts`)
 
-	p = startBench(t, runArgs(srv, db, "killed", 8)...)
+	p = startBenchEnv(t, tmp, runArgs(srv, db, "killed", 8)...)
 	if code := p.wait(t); code != 0 {
 		t.Fatalf("resume exit %d: %s", code, p.stderr.String())
 	}
@@ -170,6 +179,16 @@ func TestFaultSIGKILLThenResume(t *testing.T) {
 		t.Errorf("resume did not keep the %d stored attempts: %s", kept, p.stderr.String())
 	}
 	checkComplete(t, db, "killed", 8)
+	if left, _ := os.ReadDir(strings.TrimPrefix(tmp[0], "TMPDIR=")); len(left) > 0 {
+		var names []string
+		for _, e := range left {
+			names = append(names, e.Name())
+		}
+		t.Errorf("left in TMPDIR after the resumed run: %v", names)
+	}
+	if locks, _ := filepath.Glob(filepath.Join(dir, "*.lock")); len(locks) > 0 {
+		t.Errorf("lock files left beside the database: %v", locks)
+	}
 }
 
 func TestFaultSIGINTStopsCleanly(t *testing.T) {
