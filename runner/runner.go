@@ -57,6 +57,11 @@ type Runner struct {
 	// (capped at a minute): with the default five tries, an attempt rides
 	// out half a minute of a model server restarting.
 	Backoff func(try int) time.Duration
+	// MaxWait bounds how long in all an attempt waits for a model server
+	// while every endpoint is out of service (0: DefaultMaxWait). Such a
+	// wait uses none of its tries: it is not tried while no endpoint
+	// answers, and an outage shorter than MaxWait costs it nothing.
+	MaxWait time.Duration
 	// BenchPath is the bench executable, for the {bench} placeholder of
 	// MCP server commands.
 	BenchPath string
@@ -503,6 +508,7 @@ func (s *modelSlot) give() {
 // retry takes a place ahead again.
 func (r *Runner) attemptWithRetries(ctx context.Context, plan *Plan, run *results.Run, j Job, p *place) (*results.Attempt, error) {
 	var a *results.Attempt
+	var waited time.Duration // for an endpoint in service, in all
 	for try := 1; ; try++ {
 		slot := &modelSlot{r: r}
 		var lease *endpoint.Lease
@@ -519,6 +525,20 @@ func (r *Runner) attemptWithRetries(ctx context.Context, plan *Plan, run *result
 		a.Tries = try
 		if a.Status != results.StatusInfraError || try >= plan.MaxTries || ctx.Err() != nil {
 			return a, nil
+		}
+		if r.pool.InService() == 0 {
+			// Every endpoint is out: a try now would fail at once and be
+			// lost to the outage. The attempt waits for one to answer its
+			// probe instead, and then tries again.
+			p.scored() // its place to be scored is another's meanwhile
+			ok, err := r.waitForService(ctx, j, &waited, a.Error)
+			if err != nil || !ok {
+				return a, nil
+			}
+			if p.again(ctx) != nil {
+				return a, nil
+			}
+			continue
 		}
 		if lease != nil && lease.Failed() && r.pool.InService() > 0 {
 			r.logf("attempt %s/%s#%d: endpoint %s failed (%s); retry %d of %d on another endpoint", j.Arm.Name, j.Task.ID, j.Index, lease.Endpoint(), a.Error, try, plan.MaxTries-1)
@@ -539,6 +559,45 @@ func (r *Runner) attemptWithRetries(ctx context.Context, plan *Plan, run *result
 			return a, nil
 		}
 	}
+}
+
+// DefaultMaxWait is Runner.MaxWait's default: long enough for a model
+// server to be restarted and load its model, short enough that a run
+// with a server gone for good ends the same day.
+const DefaultMaxWait = 10 * time.Minute
+
+// serviceCheck is how often an attempt waiting for service looks again.
+const serviceCheck = 250 * time.Millisecond
+
+// waitForService waits until an endpoint of the pool is in service again,
+// adding the time to *waited. It returns false when the attempt has
+// waited MaxWait in all (it then stays an infrastructure failure), and
+// ctx's error when the run ends first.
+func (r *Runner) waitForService(ctx context.Context, j Job, waited *time.Duration, why string) (bool, error) {
+	limit := r.MaxWait
+	if limit <= 0 {
+		limit = DefaultMaxWait
+	}
+	if *waited >= limit {
+		return false, nil
+	}
+	r.logf("attempt %s/%s#%d: no model server in service (%s); waiting for one (at most %s more, --max-wait), without using a try", j.Arm.Name, j.Task.ID, j.Index, why, (limit - *waited).Round(time.Second))
+	t := time.NewTicker(serviceCheck)
+	defer t.Stop()
+	start := time.Now()
+	defer func() { *waited += time.Since(start) }()
+	for r.pool.InService() == 0 {
+		if *waited+time.Since(start) >= limit {
+			r.logf("attempt %s/%s#%d: no model server in service for %s (--max-wait): it stays an infrastructure failure, not scored", j.Arm.Name, j.Task.ID, j.Index, limit)
+			return false, nil
+		}
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
+	}
+	return true, nil
 }
 
 func (r *Runner) backoff(try int) time.Duration {

@@ -40,7 +40,7 @@ type notScoredError struct {
 }
 
 func (e *notScoredError) Error() string {
-	return fmt.Sprintf("%d attempts ended in infrastructure failures after their retries: they are stored, not scored, and left out of the pass rates. When the model server is healthy again, run them with: bench run --resume %s%s", e.n, e.runID, e.dbArg)
+	return fmt.Sprintf("%d attempts ended in infrastructure failures (after their retries, or --max-wait without a model server in service): they are stored, not scored, and left out of the pass rates. When the model server is healthy again, run them with: bench run --resume %s%s", e.n, e.runID, e.dbArg)
 }
 
 // stoppingMessage is what bench says when a signal stops command: what

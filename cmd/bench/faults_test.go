@@ -523,3 +523,78 @@ func TestFaultSilentServer(t *testing.T) {
 		})
 	}
 }
+
+// stopAtFirstAttempt stops srv once the first attempt's request has
+// reached it, and starts it again after outage (never, if outage is 0).
+// It returns when the server is stopped.
+func stopAtFirstAttempt(t *testing.T, srv *ollamatest.Server, p *proc, outage time.Duration) {
+	t.Helper()
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(5 * time.Millisecond) {
+		n := 0
+		for _, r := range srv.Requests() {
+			if r.Options["seed"] != nil {
+				n++
+			}
+		}
+		if n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no attempt reached the model\nstderr: %s", p.stderr.String())
+		}
+	}
+	srv.Stop()
+	if outage > 0 {
+		time.AfterFunc(outage, func() {
+			if err := srv.Start(); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// An outage of the model server longer than the retries' backoff costs
+// the attempts no try: they wait for the server to come back rather than
+// fail against it, and all are scored. An outage longer than --max-wait
+// ends them as infrastructure failures, not scored, exit exitNotScored.
+func TestFaultOutage(t *testing.T) {
+	cases := []struct {
+		name     string
+		outage   time.Duration // 0: for good
+		maxWait  string
+		code     int
+		finished int
+	}{
+		{"longer than the retries", 8 * time.Second, "5m", exitOK, 4},
+		{"longer than --max-wait", 0, "3s", exitNotScored, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := ollamatest.New(solveRecipeScript(t, 300*time.Millisecond))
+			defer srv.Close()
+			db := filepath.Join(t.TempDir(), "bench.db")
+			// Two tries with a backoff of 2s: the outage outlasts them.
+			p := startBench(t, append(runArgs(srv, db, "outage", 4), "--max-tries", "2", "--max-wait", tc.maxWait)...)
+			sent := time.Now()
+			stopAtFirstAttempt(t, srv, p, tc.outage)
+			code := p.waitUpTo(t, 2*time.Minute)
+			t.Logf("outage %s: exit %d after %s\n%s", tc.name, code, time.Since(sent).Round(time.Millisecond), p.stderr.String())
+			if code != tc.code {
+				t.Errorf("exit %d, want %d", code, tc.code)
+			}
+			if got := stored(db, `SELECT count(*) FROM attempts WHERE status = 'finished' AND reward = 1`); got != tc.finished {
+				t.Errorf("attempts scored 1: %d, want %d", got, tc.finished)
+			}
+			if got := stored(db, `SELECT count(*) FROM attempts WHERE status = 'finished' AND reward = 0`); got != 0 {
+				t.Errorf("%d attempts scored 0 for an outage", got)
+			}
+			if tc.code == exitOK {
+				checkComplete(t, db, "outage", 4)
+				return
+			}
+			if got := stored(db, `SELECT count(DISTINCT idx) FROM attempts WHERE status = 'infra_error'`); got != 4 {
+				t.Errorf("infrastructure failures: %d, want 4", got)
+			}
+		})
+	}
+}
