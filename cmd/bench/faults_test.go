@@ -598,3 +598,47 @@ func TestFaultOutage(t *testing.T) {
 		})
 	}
 }
+
+// A run whose database fits on the disk is not stopped by its WAL: the
+// store checkpoints it as the run goes and keeps it small, where it grew
+// to ten times the database (2.8 MB for 250 KB) and filled a small disk
+// first. The disk here holds the database with room to spare, but not an
+// unchecked WAL beside it.
+func TestFaultSmallDiskWAL(t *testing.T) {
+	dir := mountTmpfs(t, "1800k")
+	srv := ollamatest.New(solveRecipeScript(t, 0))
+	defer srv.Close()
+	db := filepath.Join(dir, "bench.db")
+	var peak int64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			if fi, err := os.Stat(db + "-wal"); err == nil && fi.Size() > peak {
+				peak = fi.Size()
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
+		}
+	}()
+	p := startBench(t, runArgs(srv, db, "small", 60)...)
+	code := p.wait(t)
+	close(stop)
+	<-sampled
+	fi, err := os.Stat(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("database %d KB, WAL at most %d KB during the run", fi.Size()/1024, peak/1024)
+	if code != 0 {
+		t.Fatalf("exit %d on a disk that holds the database\nstderr: %s", code, p.stderr.String())
+	}
+	checkComplete(t, db, "small", 60)
+	if left, err := os.Stat(db + "-wal"); err == nil && left.Size() > 0 {
+		t.Errorf("the WAL holds %d bytes after the run: it is not checkpointed at the end", left.Size())
+	}
+}
