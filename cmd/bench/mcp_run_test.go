@@ -103,7 +103,7 @@ func TestFaultMCPServerMisbehaves(t *testing.T) {
 		kind     string
 		contains string
 	}{
-		{"crash", "10s", true, "transport", "exited during the call"},
+		{"crash", "10s", true, "transport", "exited without answering the call"},
 		{"hang", "1s", true, "timeout", "did not answer within 1s"},
 		{"garbage", "10s", false, "", "record 1: ok"},
 		{"huge", "60s", false, "", "cut"},
