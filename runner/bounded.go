@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ollama/ollama/api"
+
 	"github.com/benchhq/bench/agent"
 )
 
@@ -46,4 +48,28 @@ func silentServer(ctx context.Context, err error) error {
 		return noReply(checkTimeout, err)
 	}
 	return err
+}
+
+// Bounded is a model whose every request (chat, and the question of its
+// context length when the client can ask it) is bounded by Timeout, as a
+// run bounds its own: for the measurements made outside a run (bench
+// overhead). A request that outlives it fails, saying what to do.
+type Bounded struct {
+	Model   agent.Model
+	Timeout time.Duration
+}
+
+// Chat sends req under the bound.
+func (m Bounded) Chat(ctx context.Context, req *api.ChatRequest) (*api.ChatResponse, error) {
+	return bounded(ctx, m.Timeout, func(ctx context.Context) (*api.ChatResponse, error) {
+		return m.Model.Chat(ctx, req)
+	})
+}
+
+// ContextLength asks the model's context length under the bound (0, nil
+// when the client cannot ask, as agent.ModelContextLength).
+func (m Bounded) ContextLength(ctx context.Context, model string) (int, error) {
+	return bounded(ctx, m.Timeout, func(ctx context.Context) (int, error) {
+		return agent.ModelContextLength(ctx, m.Model, model)
+	})
 }

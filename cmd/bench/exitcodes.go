@@ -1,6 +1,9 @@
 package main
 
-import "fmt"
+import (
+	"context"
+	"fmt"
+)
 
 // The exit statuses of every bench command: one table, documented in
 // docs/exit-codes.md, that a script can rely on.
@@ -31,6 +34,15 @@ func (e *cannotStartError) Unwrap() error { return e.err }
 
 // cannotStart marks err as a failure to start.
 func cannotStart(err error) error { return &cannotStartError{err: err} }
+
+// startFailure is err, from a command that had done nothing yet, marked
+// as a failure to start; unless ctx ended (an interruption: exitFailed).
+func startFailure(ctx context.Context, err error) error {
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	return cannotStart(err)
+}
 
 // notScoredError ends a run that finished with attempts not scored:
 // exitNotScored, with what to do.

@@ -40,7 +40,7 @@ type lookupArgs struct {
 }
 
 // serveFaulty serves one tool, lookup, over stdio, misbehaving as mode
-// says when it is called: crash, hang, garbage or huge.
+// says when it is called: crash, hang, garbage, huge or exit-after-answer.
 func serveFaulty(mode string) {
 	s := sdk.NewServer(&sdk.Implementation{Name: "faulty", Version: "1.0.0"}, nil)
 	sdk.AddTool(s, &sdk.Tool{Name: "lookup", Description: "Look up a record by id."},
@@ -56,6 +56,9 @@ func serveFaulty(mode string) {
 				fmt.Fprintln(os.Stdout, "}}} this is not JSON-RPC {{{")
 			case "huge":
 				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.Repeat("x", 50<<20)}}}, nil, nil
+			case "exit-after-answer":
+				// Answers, then exits before the next call.
+				time.AfterFunc(50*time.Millisecond, func() { os.Exit(4) })
 			}
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf("record %d: ok", a.ID)}}}, nil, nil
 		})
@@ -107,6 +110,9 @@ func TestFaultMCPServerMisbehaves(t *testing.T) {
 		{"hang", "1s", true, "timeout", "did not answer within 1s"},
 		{"garbage", "10s", false, "", "record 1: ok"},
 		{"huge", "60s", false, "", "cut"},
+		// The second call of each attempt finds the server gone: not said
+		// to have exited during that call.
+		{"exit-after-answer", "10s", true, "transport", "(exit status 4)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {
@@ -119,7 +125,8 @@ call_timeout = %q
 `, self, faultServerEnv, tt.mode, tt.timeout))
 			srv := ollamatest.New(ollamatest.Turns(
 				ollamatest.Reply{Calls: []ollamatest.Call{{Name: "faulty__lookup", Args: map[string]any{"id": 1}}}},
-				ollamatest.Reply{Calls: []ollamatest.Call{{Name: "faulty__lookup", Args: map[string]any{"id": 2}}}},
+				// Slow enough for a server that exits after an answer to be gone.
+				ollamatest.Reply{Calls: []ollamatest.Call{{Name: "faulty__lookup", Args: map[string]any{"id": 2}}}, Delay: 300 * time.Millisecond},
 				ollamatest.Reply{Calls: []ollamatest.Call{{Name: "write_file", Args: map[string]any{"path": "recipe.py", "content": string(fixed)}}}},
 				ollamatest.Reply{Content: "Fixed, without the lookup service."},
 			))
@@ -138,6 +145,9 @@ call_timeout = %q
 			}
 			q := fmt.Sprintf(`SELECT count(*) FROM tool_calls WHERE tool='faulty__lookup' AND is_error=%d AND error_kind=%q AND instr(result, %q) > 0 AND length(result) < 40000`,
 				map[bool]int{false: 0, true: 1}[tt.isError], tt.kind, tt.contains)
+			if got := stored(db, `SELECT count(*) FROM tool_calls WHERE instr(result, 'during the call') > 0`); got > 0 {
+				t.Errorf("%d observations say the server exited during the call", got)
+			}
 			if got := stored(db, q); got < 2 {
 				t.Errorf("lookup observations that say what happened (error %v, kind %q, containing %q): %d, want at least 2", tt.isError, tt.kind, tt.contains, got)
 				dumpCalls(t, db)
