@@ -57,6 +57,10 @@ type Runner struct {
 	// (capped at a minute): with the default five tries, an attempt rides
 	// out half a minute of a model server restarting.
 	Backoff func(try int) time.Duration
+	// Cooldown, when set, is how long the model server of Model stays out
+	// of service after its n-th failure in a row (endpoint.Pool's
+	// Cooldown; nil is the pool's default). Endpoints carry their own.
+	Cooldown func(n int) time.Duration
 	// MaxWait bounds how long in all an attempt waits for a model server
 	// while every endpoint is out of service (0: DefaultMaxWait). Such a
 	// wait uses none of its tries: it is not tried while no endpoint
@@ -161,6 +165,7 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 			name = em.Endpoint()
 		}
 		r.pool, _ = endpoint.NewPool(endpoint.Of(name, r.Model, 0)) // one endpoint: never an error
+		r.pool.Cooldown = r.Cooldown
 		defer r.pool.Close()
 	}
 	run, err := r.Store.GetRun(ctx, runID)
