@@ -63,10 +63,18 @@ func startBench(t *testing.T, args ...string) *proc {
 // startBenchEnv starts bench with more environment variables ("K=v").
 func startBenchEnv(t *testing.T, env []string, args ...string) *proc {
 	t.Helper()
+	return startBenchIn(t, nil, env, args...)
+}
+
+// startBenchIn starts bench with stdin (nil: /dev/null) and more
+// environment variables.
+func startBenchIn(t *testing.T, stdin io.Reader, env []string, args ...string) *proc {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("runs bench processes")
 	}
 	p := &proc{cmd: exec.Command(benchBinary(t), args...), done: make(chan error, 1)}
+	p.cmd.Stdin = stdin
 	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
 	p.cmd.Env = append(append(os.Environ(), "TMPDIR="+t.TempDir()), env...)
 	if err := p.cmd.Start(); err != nil {
@@ -640,5 +648,112 @@ func TestFaultSmallDiskWAL(t *testing.T) {
 	checkComplete(t, db, "small", 60)
 	if left, err := os.Stat(db + "-wal"); err == nil && left.Size() > 0 {
 		t.Errorf("the WAL holds %d bytes after the run: it is not checkpointed at the end", left.Size())
+	}
+}
+
+// TestFaultSIGTERM: SIGTERM, as a service manager or a CI runner sends it,
+// stops each long-running command in an orderly way: the command's own
+// message says what becomes of the work in progress, the exit status is
+// the table's, nothing it started is left running.
+func TestFaultSIGTERM(t *testing.T) {
+	const marker = "sleep 4738"
+	slowTask := filepath.Join(t.TempDir(), "slow-tests")
+	for name, body := range map[string]string{
+		"task.toml":         "format = 1\ninstruction = \"x\"\n[tests]\ncommand = \"" + marker + "\"\ntimeout = \"10m\"\n",
+		"workspace/a.txt":   "a",
+		"solution/solve.sh": "true\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(slowTask, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(slowTask, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	viewDB := filepath.Join(t.TempDir(), "view.db")
+	s, err := results.Open(context.Background(), viewDB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	slowModel := ollamatest.New(func(req *api.ChatRequest) ollamatest.Reply {
+		return ollamatest.Reply{Content: "ok", Delay: time.Minute}
+	})
+	defer slowModel.Close()
+	srv := ollamatest.New(solveRecipeScript(t, 300*time.Millisecond))
+	defer srv.Close()
+	runDB := filepath.Join(t.TempDir(), "bench.db")
+	stdin, keepOpen, err := os.Pipe() // an MCP client that stays connected
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	defer keepOpen.Close()
+
+	cases := []struct {
+		command string
+		args    []string
+		stdin   io.Reader
+		busy    func(p *proc) bool // the command is at work
+		code    int
+		says    string
+	}{
+		{"run", runArgs(srv, runDB, "term", 8), nil,
+			func(*proc) bool { return stored(runDB, `SELECT count(*) FROM attempts`) > 0 },
+			exitFailed, "bench run: stopping: attempts in flight are dropped and run again on resume"},
+		{"validate", []string{"validate", slowTask}, nil,
+			func(*proc) bool { return len(processesWith(marker)) > 0 },
+			exitFailed, "bench validate: stopping"},
+		{"view", []string{"view", "--db", viewDB, "--addr", "127.0.0.1:0"}, nil,
+			func(p *proc) bool { return strings.Contains(p.stdout.String(), "serving") },
+			exitOK, "bench view: stopping the web view"},
+		{"overhead", []string{"overhead", "--host", slowModel.URL, "--model", "fake"}, nil,
+			func(*proc) bool { return len(slowModel.Requests()) > 0 },
+			exitFailed, "bench overhead: stopping"},
+		{"mcp serve", []string{"mcp", "serve", "issues", "--file", issuesFile(t)}, stdin,
+			func(*proc) bool { return true },
+			exitOK, "bench mcp: stopping the MCP server"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.command, func(t *testing.T) {
+			p := startBenchIn(t, tc.stdin, nil, tc.args...)
+			for deadline := time.Now().Add(2 * time.Minute); !tc.busy(p); time.Sleep(20 * time.Millisecond) {
+				select {
+				case <-p.done:
+					p.done <- nil
+					t.Fatalf("bench %s ended before the signal: %s", tc.command, p.stderr.String())
+				default:
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("bench %s never got to work\nstderr: %s", tc.command, p.stderr.String())
+				}
+			}
+			time.Sleep(100 * time.Millisecond) // past the start of its work
+			sent := time.Now()
+			_ = p.cmd.Process.Signal(syscall.SIGTERM)
+			code := p.wait(t)
+			// A figure, not an assertion: the machine may be loaded.
+			t.Logf("bench %s: SIGTERM to exit %d in %s", tc.command, code, time.Since(sent).Round(time.Millisecond))
+			if code != tc.code {
+				t.Errorf("exit %d, want %d\nstderr: %s", code, tc.code, p.stderr.String())
+			}
+			if !strings.Contains(p.stderr.String(), tc.says) {
+				t.Errorf("stderr does not say %q:\n%s", tc.says, p.stderr.String())
+			}
+			if tc.command != "run" && strings.Contains(p.stderr.String(), "run again on resume") {
+				t.Errorf("bench %s speaks of bench run's attempts:\n%s", tc.command, p.stderr.String())
+			}
+			if left := processesWith(marker); len(left) > 0 {
+				t.Errorf("left running: %v", left)
+			}
+		})
+	}
+	if !t.Failed() {
+		// The run stopped by SIGTERM is resumed, whole.
+		p := startBench(t, runArgs(srv, runDB, "term", 8)...)
+		if code := p.wait(t); code != 0 {
+			t.Fatalf("resume after SIGTERM: exit %d: %s", code, p.stderr.String())
+		}
+		checkComplete(t, runDB, "term", 8)
 	}
 }
