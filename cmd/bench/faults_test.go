@@ -573,7 +573,9 @@ func TestFaultOutage(t *testing.T) {
 		code     int
 		finished int
 	}{
-		{"longer than the retries", 8 * time.Second, "5m", exitOK, 4},
+		// The retries of the old way end 2s after the first failure; the
+		// server is back after 4s, and bench's probe finds it at 5s.
+		{"longer than the retries", 4 * time.Second, "5m", exitOK, 4},
 		{"longer than --max-wait", 0, "3s", exitNotScored, 0},
 	}
 	for _, tc := range cases {
@@ -610,10 +612,12 @@ func TestFaultOutage(t *testing.T) {
 // A run whose database fits on the disk is not stopped by its WAL: the
 // store checkpoints it as the run goes and keeps it small, where it grew
 // to ten times the database (2.8 MB for 250 KB) and filled a small disk
-// first. The disk here holds the database with room to spare, but not an
-// unchecked WAL beside it.
+// first. The disk here holds the database (about 13 KB an attempt) and
+// the bounded WAL (at most about 600 KB) with room to spare, but not an
+// unchecked WAL beside it (about 100 KB an attempt until 4 MB).
 func TestFaultSmallDiskWAL(t *testing.T) {
-	dir := mountTmpfs(t, "1800k")
+	const attempts = 24
+	dir := mountTmpfs(t, "1200k")
 	srv := ollamatest.New(solveRecipeScript(t, 0))
 	defer srv.Close()
 	db := filepath.Join(dir, "bench.db")
@@ -633,7 +637,7 @@ func TestFaultSmallDiskWAL(t *testing.T) {
 			}
 		}
 	}()
-	p := startBench(t, runArgs(srv, db, "small", 60)...)
+	p := startBench(t, runArgs(srv, db, "small", attempts)...)
 	code := p.wait(t)
 	close(stop)
 	<-sampled
@@ -645,7 +649,7 @@ func TestFaultSmallDiskWAL(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d on a disk that holds the database\nstderr: %s", code, p.stderr.String())
 	}
-	checkComplete(t, db, "small", 60)
+	checkComplete(t, db, "small", attempts)
 	if left, err := os.Stat(db + "-wal"); err == nil && left.Size() > 0 {
 		t.Errorf("the WAL holds %d bytes after the run: it is not checkpointed at the end", left.Size())
 	}
