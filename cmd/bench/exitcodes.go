@@ -73,7 +73,7 @@ func stoppingMessage(command string) string {
 	case "export":
 		return "bench export: stopping: the output is incomplete" + again
 	case "mcp":
-		return "bench mcp: stopping the MCP server" + again
+		return "bench mcp: stopping: the MCP servers it serves or started are stopped" + again
 	default:
 		return "bench " + command + ": stopping" + again
 	}

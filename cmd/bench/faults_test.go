@@ -716,7 +716,7 @@ func TestFaultSIGTERM(t *testing.T) {
 			exitFailed, "bench overhead: stopping"},
 		{"mcp serve", []string{"mcp", "serve", "issues", "--file", issuesFile(t)}, stdin,
 			func(*proc) bool { return true },
-			exitOK, "bench mcp: stopping the MCP server"},
+			exitOK, "bench mcp: stopping"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.command, func(t *testing.T) {

@@ -41,7 +41,8 @@ func main() {
 }
 
 // watchSignal says, when ctx ends by a signal, that bench is stopping
-// (msg: what becomes of the command's work in progress), and hands the next signal back to the default handler (stop), so that a
+// (msg, the command's own: what becomes of its work in progress), and
+// hands the next signal back to the default handler (stop), so that a
 // second Ctrl-C quits at once. finish ends the watch and returns once it
 // has ended: cancelling ctx afterwards (stop at exit) says nothing. It
 // must, or the watch could see ctx end at exit and say "stopping" after a

@@ -405,11 +405,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 					os.Remove(dbPath + suffix)
 				}
 			}
-			err = fmt.Errorf("%v\nNo attempt was stored.", strings.TrimPrefix(err.Error(), "preflight: "))
-			if ctx.Err() != nil {
-				return err // interrupted: exitFailed
-			}
-			return cannotStart(err)
+			// Interrupted, exitFailed; else nothing could start, exitCannotStart.
+			return startFailure(ctx, fmt.Errorf("%v\nNo attempt was stored.", strings.TrimPrefix(err.Error(), "preflight: ")))
 		}
 		if out != nil {
 			return fmt.Errorf("%w\nAttempts finished so far are stored; continue with: bench run --resume %s --db %s", err, runID, dbPath)
