@@ -27,6 +27,10 @@ import (
 // (see TestMain) instead of running tests.
 const faultServerEnv = "BENCH_FAULT_SERVER"
 
+// faultOnceEnv names the file that marks a fault done, for a server that
+// fails once.
+const faultOnceEnv = "BENCH_FAULT_ONCE"
+
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(faultServerEnv); mode != "" {
 		serveFaulty(mode)
@@ -42,6 +46,17 @@ type lookupArgs struct {
 // serveFaulty serves one tool, lookup, over stdio, misbehaving as mode
 // says when it is called: crash, hang, garbage, huge or exit-after-answer.
 func serveFaulty(mode string) {
+	if mode == "fail-first-attempt-start" {
+		// Fails to start once, for the first attempt to start it (its
+		// workspace is a bench-attempt- folder), not for the preflight.
+		if len(os.Args) > 1 && strings.Contains(os.Args[len(os.Args)-1], "bench-attempt-") {
+			if f, err := os.OpenFile(os.Getenv(faultOnceEnv), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644); err == nil {
+				f.Close()
+				fmt.Fprintln(os.Stderr, "faulty: cannot open the index")
+				os.Exit(5)
+			}
+		}
+	}
 	s := sdk.NewServer(&sdk.Implementation{Name: "faulty", Version: "1.0.0"}, nil)
 	sdk.AddTool(s, &sdk.Tool{Name: "lookup", Description: "Look up a record by id."},
 		func(ctx context.Context, _ *sdk.CallToolRequest, a lookupArgs) (*sdk.CallToolResult, any, error) {
@@ -218,5 +233,40 @@ func TestScriptedModelSolvesMCPTask(t *testing.T) {
 	}
 	if got := stored(db, `SELECT count(*) FROM overhead_items WHERE kind='tool'`); got == 0 {
 		t.Errorf("no tool overhead measured at the start of the run")
+	}
+}
+
+// A task's MCP server that passed the preflight and then fails to start
+// for one attempt: that attempt is an infrastructure failure, retried, and
+// the run ends with every attempt scored as its agent deserves.
+func TestFaultMCPServerFailsAtAnAttemptsStart(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	once := filepath.Join(t.TempDir(), "failed-once")
+	task := recipeWithServer(t, fmt.Sprintf(`[[servers]]
+name = "faulty"
+command = %q
+args = ["{workspace}"]
+env = { %s = "fail-first-attempt-start", %s = %q }
+classes = { lookup = "read" }
+`, self, faultServerEnv, faultOnceEnv, once))
+	srv := ollamatest.New(solveRecipeScript(t, 0))
+	defer srv.Close()
+	db := filepath.Join(t.TempDir(), "bench.db")
+	sent := time.Now()
+	p := startBench(t, "run", "--host", srv.URL, "--model", "fake", "--task", task, "--attempts", "2", "-j", "2", "--db", db, "--name", "mcp", "--no-progress")
+	code := p.wait(t)
+	t.Logf("exit %d after %s\n%s", code, time.Since(sent).Round(time.Millisecond), p.stderr.String())
+	if code != exitOK {
+		t.Fatalf("exit %d, want 0", code)
+	}
+	if _, err := os.Stat(once); err != nil {
+		t.Fatalf("the server never failed: the test tests nothing (%v)", err)
+	}
+	checkComplete(t, db, "mcp", 2)
+	if got := stored(db, `SELECT count(*) FROM attempts WHERE tries = 2`); got != 1 {
+		t.Errorf("attempts retried: %d, want 1", got)
 	}
 }
