@@ -53,6 +53,15 @@ type proc struct {
 	cmd            *exec.Cmd
 	stdout, stderr bytes.Buffer
 	done           chan error
+	// started and signaled are when it started and was last signaled:
+	// waitUpTo logs how long it took to end (figures, not assertions).
+	started, signaled time.Time
+}
+
+// signal sends sig to the process.
+func (p *proc) signal(sig syscall.Signal) {
+	p.signaled = time.Now()
+	_ = p.cmd.Process.Signal(sig)
 }
 
 func startBench(t *testing.T, args ...string) *proc {
@@ -80,6 +89,7 @@ func startBenchIn(t *testing.T, stdin io.Reader, env []string, args ...string) *
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	p.started = time.Now()
 	go func() { p.done <- p.cmd.Wait() }()
 	t.Cleanup(func() {
 		_ = p.cmd.Process.Kill()
@@ -103,7 +113,13 @@ func (p *proc) waitUpTo(t *testing.T, d time.Duration) int {
 	case <-time.After(d):
 		t.Fatalf("bench did not end in %s\nstderr: %s", d, p.stderr.String())
 	}
-	return p.cmd.ProcessState.ExitCode()
+	code := p.cmd.ProcessState.ExitCode()
+	if p.signaled.IsZero() {
+		t.Logf("bench %s: exit %d, %s after its start", p.cmd.Args[1], code, time.Since(p.started).Round(time.Millisecond))
+	} else {
+		t.Logf("bench %s: exit %d, %s after the signal", p.cmd.Args[1], code, time.Since(p.signaled).Round(time.Millisecond))
+	}
+	return code
 }
 
 // stored counts the rows of a query in the DB, 0 if it cannot be read yet.
@@ -175,7 +191,7 @@ func TestFaultSIGKILLThenResume(t *testing.T) {
 	if left, _ := filepath.Glob(filepath.Join(strings.TrimPrefix(tmp[0], "TMPDIR="), "bench-run-*")); len(left) == 0 {
 		t.Fatalf("no scratch folder while the run runs: the test would not see one left behind")
 	}
-	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	p.signal(syscall.SIGKILL)
 	p.wait(t)
 	kept := stored(db, `SELECT count(*) FROM attempts`)
 
@@ -205,7 +221,7 @@ func TestFaultSIGINTStopsCleanly(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "bench.db")
 	p := startBench(t, runArgs(srv, db, "interrupted", 8)...)
 	waitStored(t, db, 1, p)
-	_ = p.cmd.Process.Signal(syscall.SIGINT)
+	p.signal(syscall.SIGINT)
 	if code := p.wait(t); code != 1 {
 		t.Errorf("exit %d after SIGINT, want 1", code)
 	}
@@ -358,7 +374,7 @@ func TestFaultKilledRunShowsStale(t *testing.T) {
 	if code := second.wait(t); code == 0 || !strings.Contains(second.stderr.String(), "is being run by pid") {
 		t.Errorf("a second bench on the same run: exit %d, stderr %s", code, second.stderr.String())
 	}
-	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	p.signal(syscall.SIGKILL)
 	p.wait(t)
 	if s := status(); s != "stale" {
 		t.Errorf("status after its bench was killed: %q, want stale", s)
@@ -398,7 +414,7 @@ func TestFaultSIGINTDuringHiddenTests(t *testing.T) {
 		}
 	}
 	sent := time.Now()
-	_ = p.cmd.Process.Signal(syscall.SIGINT)
+	p.signal(syscall.SIGINT)
 	if code := p.wait(t); code != 1 {
 		t.Errorf("exit %d after SIGINT, want 1\nstderr: %s", code, p.stderr.String())
 	}
@@ -734,7 +750,7 @@ func TestFaultSIGTERM(t *testing.T) {
 			}
 			time.Sleep(100 * time.Millisecond) // past the start of its work
 			sent := time.Now()
-			_ = p.cmd.Process.Signal(syscall.SIGTERM)
+			p.signal(syscall.SIGTERM)
 			code := p.wait(t)
 			// A figure, not an assertion: the machine may be loaded.
 			t.Logf("bench %s: SIGTERM to exit %d in %s", tc.command, code, time.Since(sent).Round(time.Millisecond))
