@@ -371,7 +371,7 @@ func TestFaultKilledRunShowsStale(t *testing.T) {
 		t.Errorf("status while its bench runs it: %q, want running", s)
 	}
 	second := startBench(t, runArgs(srv, db, "watched", 8)...)
-	if code := second.wait(t); code == 0 || !strings.Contains(second.stderr.String(), "is being run by pid") {
+	if code := second.wait(t); code != exitCannotStart || !strings.Contains(second.stderr.String(), "is being run by pid") {
 		t.Errorf("a second bench on the same run: exit %d, stderr %s", code, second.stderr.String())
 	}
 	p.signal(syscall.SIGKILL)

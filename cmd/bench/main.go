@@ -155,7 +155,8 @@ func exitCode(err error, stderr io.Writer) int {
 		// Bad input files: one line, the same status as a usage error.
 		fmt.Fprintf(stderr, "bench: %v\n", err)
 		return exitCannotStart
-	case errors.As(err, &cs):
+	case errors.As(err, &cs), errors.Is(err, results.ErrRunHeld):
+		// Nothing done: nothing could start (the run is another bench's).
 		fmt.Fprintf(stderr, "bench: %v\n", err)
 		return exitCannotStart
 	case errors.As(err, &ns):
