@@ -235,6 +235,14 @@ func (s *Store) migratedCopy(ctx context.Context, from int) (*Store, error) {
 	return c, nil
 }
 
+// The WAL's bounds during a run (see openDB): a checkpoint every 128
+// pages (512 KB of 4 KB pages), a few attempts' commits, and the file cut
+// back to 1 MB after one.
+const (
+	walCheckpointPages = 128
+	walSizeLimit       = 1 << 20
+)
+
 // openDB prepares the connection pool; nothing touches the file until the
 // first query.
 func openDB(path string, readOnly bool) (*Store, error) {
@@ -252,6 +260,12 @@ func openDB(path string, readOnly bool) (*Store, error) {
 		// consistent after a crash; only the last commits may be lost
 		// on power failure.
 		q.Add("_pragma", "synchronous(NORMAL)")
+		// The WAL is checkpointed into the file every walCheckpointPages
+		// pages and cut back to walSizeLimit after: left at SQLite's
+		// default (1000 pages, never cut), a run's WAL grew to ten times
+		// its database and filled a small disk before it did.
+		q.Add("_pragma", fmt.Sprintf("wal_autocheckpoint(%d)", walCheckpointPages))
+		q.Add("_pragma", fmt.Sprintf("journal_size_limit(%d)", walSizeLimit))
 		q.Set("_txlock", "immediate")
 	}
 	u := url.URL{Scheme: "file", Path: abs, RawQuery: q.Encode()}

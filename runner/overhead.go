@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/ollama/ollama/api"
 	"golang.org/x/sync/semaphore"
@@ -21,7 +22,9 @@ import (
 // prompts at the model's length, which is what truncation is judged
 // against from then on. A model that is not pulled stops the run here.
 func (r *Runner) modelContext(ctx context.Context, plan *Plan) (int, error) {
-	n, err := agent.ModelContextLength(ctx, r.pool.First().Model, plan.Model)
+	n, err := bounded(ctx, plan.RequestTimeout, func(ctx context.Context) (int, error) {
+		return agent.ModelContextLength(ctx, r.pool.First().Model, plan.Model)
+	})
 	if errors.Is(err, agent.ErrNoTools) {
 		return 0, agent.WithHint(err)
 	}
@@ -52,7 +55,7 @@ func (r *Runner) modelContext(ctx context.Context, plan *Plan) (int, error) {
 // model slots of the run that the caller holds for the measurement, while
 // the first attempts use the others.
 func (r *Runner) measureOverhead(ctx context.Context, plan *Plan, armSets map[string][]overhead.ToolSet, ep *endpoint.Endpoint, slots int) ([]*overhead.Report, error) {
-	model := onEndpoint{pool: r.pool, ep: ep}
+	model := onEndpoint{pool: r.pool, ep: ep, timeout: plan.RequestTimeout}
 	sem := semaphore.NewWeighted(int64(max(slots, 1)))
 	reps := make([]*overhead.Report, len(plan.Arms))
 	errs := make([]error, len(plan.Arms))
@@ -97,7 +100,7 @@ func (r *Runner) saveOverhead(ctx context.Context, runID string, reps []*overhea
 func (r *Runner) checkModel(ctx context.Context, plan *Plan, run *results.Run) (string, error) {
 	digest, warnings, err := r.pool.Check(ctx, plan.Model, r.AllowMixedModels)
 	if err != nil {
-		return "", fmt.Errorf("model %s: %w", plan.Model, err)
+		return "", fmt.Errorf("model %s: %w", plan.Model, silentServer(ctx, err))
 	}
 	for _, w := range warnings {
 		r.logf("warning: %s", w)
@@ -157,10 +160,12 @@ func overheadRequests(plan *Plan, armSets map[string][]overhead.ToolSet) int {
 
 // onEndpoint sends each request on a slot of one endpoint of the pool,
 // leased for it as an attempt leases one, so that the measurement and the
-// attempts beside it never give an endpoint more than its slots.
+// attempts beside it never give an endpoint more than its slots. Each
+// request is bounded by timeout, from when it has its slot.
 type onEndpoint struct {
-	pool *endpoint.Pool
-	ep   *endpoint.Endpoint
+	pool    *endpoint.Pool
+	ep      *endpoint.Endpoint
+	timeout time.Duration
 }
 
 // Chat sends req on a slot of the endpoint, leased for it.
@@ -170,5 +175,7 @@ func (m onEndpoint) Chat(ctx context.Context, req *api.ChatRequest) (*api.ChatRe
 		return nil, err
 	}
 	defer lease.Release()
-	return lease.Model().Chat(ctx, req)
+	return bounded(ctx, m.timeout, func(ctx context.Context) (*api.ChatResponse, error) {
+		return lease.Model().Chat(ctx, req)
+	})
 }

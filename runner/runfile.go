@@ -72,7 +72,7 @@ func LoadRunFile(path string) (*RunFile, error) {
 	var rf RunFile
 	md, err := toml.Decode(string(data), &rf)
 	if err != nil {
-		return nil, tasks.TOMLError(path, err)
+		return nil, tasks.DecodeError(path, string(data), err)
 	}
 	// options is a free map passed to Ollama (checked by agent.CheckOptions),
 	// and profiles is checked by agent.ParseProfiles: UnknownField lets

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -59,6 +58,15 @@ type Runner struct {
 	// (capped at a minute): with the default five tries, an attempt rides
 	// out half a minute of a model server restarting.
 	Backoff func(try int) time.Duration
+	// Cooldown, when set, is how long the model server of Model stays out
+	// of service after its n-th failure in a row (endpoint.Pool's
+	// Cooldown; nil is the pool's default). Endpoints carry their own.
+	Cooldown func(n int) time.Duration
+	// MaxWait bounds how long in all an attempt waits for a model server
+	// while every endpoint is out of service (0: DefaultMaxWait). Such a
+	// wait uses none of its tries: it is not tried while no endpoint
+	// answers, and an outage shorter than MaxWait costs it nothing.
+	MaxWait time.Duration
 	// BenchPath is the bench executable, for the {bench} placeholder of
 	// MCP server commands.
 	BenchPath string
@@ -165,6 +173,7 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 			name = em.Endpoint()
 		}
 		r.pool, _ = endpoint.NewPool(endpoint.Of(name, r.Model, 0)) // one endpoint: never an error
+		r.pool.Cooldown = r.Cooldown
 		defer r.pool.Close()
 	}
 	run, err := r.Store.GetRun(ctx, runID)
@@ -286,11 +295,17 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 	// The tasks' environments are prepared meanwhile; the attempts start
 	// once they are. Their folders are made in a scratch folder of the
 	// run, removed at its end unless it keeps workspaces.
-	r.scratch, err = tree.Scratch(r.TempDir, "bench-run-")
+	sc, err := newScratch(r.TempDir, run.ID, plan.KeepWorkspaces)
 	if err == nil {
+		r.scratch = sc.dir
 		// Last: the removals in the background are waited for, and the
 		// environments' views removed, by the defer after prepareEnvs.
-		defer os.Remove(r.scratch) // only when empty: kept workspaces stay
+		defer sc.release() // the folder only when empty: kept workspaces stay
+		// What a killed bench left of this run goes, in the background.
+		for _, d := range leftovers(r.TempDir, run.ID, sc.dir) {
+			r.logf("removing %s, left by an earlier start of run %s that was killed", d, run.ID)
+			r.removeLater(d)
+		}
 	}
 	var envs map[string]*environment.Env
 	var releaseEnvs func()
@@ -516,6 +531,7 @@ func (s *modelSlot) give() {
 // retry takes a place ahead again.
 func (r *Runner) attemptWithRetries(ctx context.Context, plan *Plan, run *results.Run, j Job, p *place) (*results.Attempt, error) {
 	var a *results.Attempt
+	var waited time.Duration // for an endpoint in service, in all
 	for try := 1; ; try++ {
 		slot := &modelSlot{r: r}
 		var lease *endpoint.Lease
@@ -532,6 +548,20 @@ func (r *Runner) attemptWithRetries(ctx context.Context, plan *Plan, run *result
 		a.Tries = try
 		if a.Status != results.StatusInfraError || try >= plan.MaxTries || ctx.Err() != nil {
 			return a, nil
+		}
+		if r.pool.InService() == 0 {
+			// Every endpoint is out: a try now would fail at once and be
+			// lost to the outage. The attempt waits for one to answer its
+			// probe instead, and then tries again.
+			p.scored() // its place to be scored is another's meanwhile
+			ok, err := r.waitForService(ctx, j, &waited, a.Error)
+			if err != nil || !ok {
+				return a, nil
+			}
+			if p.again(ctx) != nil {
+				return a, nil
+			}
+			continue
 		}
 		if lease != nil && lease.Failed() && r.pool.InService() > 0 {
 			r.logf("attempt %s/%s#%d: endpoint %s failed (%s); retry %d of %d on another endpoint", j.Arm.Name, j.Task.ID, j.Index, lease.Endpoint(), a.Error, try, plan.MaxTries-1)
@@ -552,6 +582,45 @@ func (r *Runner) attemptWithRetries(ctx context.Context, plan *Plan, run *result
 			return a, nil
 		}
 	}
+}
+
+// DefaultMaxWait is Runner.MaxWait's default: long enough for a model
+// server to be restarted and load its model, short enough that a run
+// with a server gone for good ends the same day.
+const DefaultMaxWait = 10 * time.Minute
+
+// serviceCheck is how often an attempt waiting for service looks again.
+const serviceCheck = 250 * time.Millisecond
+
+// waitForService waits until an endpoint of the pool is in service again,
+// adding the time to *waited. It returns false when the attempt has
+// waited MaxWait in all (it then stays an infrastructure failure), and
+// ctx's error when the run ends first.
+func (r *Runner) waitForService(ctx context.Context, j Job, waited *time.Duration, why string) (bool, error) {
+	limit := r.MaxWait
+	if limit <= 0 {
+		limit = DefaultMaxWait
+	}
+	if *waited >= limit {
+		return false, nil
+	}
+	r.logf("attempt %s/%s#%d: no model server in service (%s); waiting for one (at most %s more, --max-wait), without using a try", j.Arm.Name, j.Task.ID, j.Index, why, (limit - *waited).Round(time.Second))
+	t := time.NewTicker(serviceCheck)
+	defer t.Stop()
+	start := time.Now()
+	defer func() { *waited += time.Since(start) }()
+	for r.pool.InService() == 0 {
+		if *waited+time.Since(start) >= limit {
+			r.logf("attempt %s/%s#%d: no model server in service for %s (--max-wait): it stays an infrastructure failure, not scored", j.Arm.Name, j.Task.ID, j.Index, limit)
+			return false, nil
+		}
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
+	}
+	return true, nil
 }
 
 func (r *Runner) backoff(try int) time.Duration {

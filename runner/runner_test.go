@@ -53,7 +53,10 @@ func newFixture(t *testing.T, script ollamatest.Script, opts ...ollamatest.Optio
 		Store:   store,
 		TempDir: t.TempDir(),
 		Backoff: func(int) time.Duration { return time.Millisecond },
-		Sandbox: sandboxtest.New(t),
+		// A failed model server is back at once: the tests of retries
+		// do not wait out the default cooldown of 5s.
+		Cooldown: func(int) time.Duration { return 20 * time.Millisecond },
+		Sandbox:  sandboxtest.New(t),
 	}}
 }
 

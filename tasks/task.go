@@ -307,7 +307,7 @@ func Parse(path string, data []byte) (*Task, error) {
 	var f file
 	md, err := toml.Decode(string(data), &f)
 	if err != nil {
-		return nil, TOMLError(path, err)
+		return nil, DecodeError(path, string(data), err)
 	}
 	if und := md.Undecoded(); len(und) > 0 {
 		return nil, UnknownField(path, string(data), &f, und[0])

@@ -2,6 +2,7 @@ package tasks
 
 import (
 	"encoding"
+	"errors"
 	"fmt"
 	"reflect"
 	"regexp"
@@ -9,6 +10,34 @@ import (
 
 	"github.com/BurntSushi/toml"
 )
+
+// DecodeError turns an error of decoding the TOML document data (from
+// file) into a FieldError, as TOMLError does, except for a syntax error:
+// the decoder names with it the last key it read, which is not the
+// mistake's ("[limits" on the line after [tests] is not a mistake in the
+// field tests). A syntax error is told as one, at its line, with no field.
+func DecodeError(file, data string, err error) error {
+	var pe toml.ParseError
+	if !errors.As(err, &pe) {
+		return TOMLError(file, err)
+	}
+	var raw map[string]any
+	if _, perr := toml.Decode(data, &raw); perr == nil {
+		// The document parses: the error is a value's (a duration that
+		// does not parse), and the key is the value's.
+		return TOMLError(file, err)
+	}
+	line := pe.Position.Line
+	if st := pe.Position.Start; st > 0 && st < len(data) {
+		// The line of the byte where the error is: the decoder counts the
+		// newline that ends a line (a table header left open) as the next.
+		line = 1 + strings.Count(data[:st], "\n")
+	}
+	if line > 0 {
+		return &FieldError{File: file, Msg: fmt.Sprintf("line %d: syntax error: %s", line, pe.Message)}
+	}
+	return &FieldError{File: file, Msg: "syntax error: " + pe.Message}
+}
 
 // UnknownField is the error for a key of a TOML document that decoding it
 // into target (a pointer to the struct it was decoded into) left

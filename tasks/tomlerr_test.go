@@ -47,3 +47,27 @@ func TestFieldErrorsOfNestedTables(t *testing.T) {
 		t.Errorf("--server env = 3: %v", err)
 	}
 }
+
+// A syntax error is told as one, at its line, and names no field: the
+// decoder's "last key" is the last key it read, not the mistake's. A value
+// that does not parse still names its field.
+func TestSyntaxErrorsNameTheLineNotAField(t *testing.T) {
+	const head = "format = 1\ninstruction = \"x\"\n[tests]\ncommand = \"true\"\n"
+	tests := []struct {
+		name, doc string
+		want      string
+	}{
+		{"broken table header", head + "[limits\nmax_turns = 3\n", "task.toml: line 5: syntax error: expected '.' or ']' to end table name"},
+		{"two equals signs", head + "timeout = = \"5m\"\n", "task.toml: line 5: syntax error: expected value"},
+		{"unterminated string", "format = 1\ninstruction = \"x\n[tests]\ncommand = \"true\"\n", "task.toml: line 2: syntax error: strings cannot contain newlines"},
+		{"a duration that does not parse", head + "timeout = \"soon\"\n", "task.toml: field tests.timeout: line 5: expected a duration"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := tasks.Parse("task.toml", []byte(tt.doc))
+			if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+				t.Errorf("error %v, want it to begin %q", err, tt.want)
+			}
+		})
+	}
+}

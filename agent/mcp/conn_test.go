@@ -263,13 +263,13 @@ func TestCrashMidCall(t *testing.T) {
 	healthy := connect(t, testServer("other", "raw", map[string]string{"RAW_ONLY": "echo"}), Vars{}, Options{})
 	c := connect(t, testServer("raw", "raw", map[string]string{"RAW_ONLY": "echo,crash"}), Vars{}, Options{})
 	res := call(t, c, "raw__crash", nil)
-	if !res.IsError || !strings.Contains(res.Text, "the server exited during the call (exit status 3)") ||
+	if !res.IsError || !strings.Contains(res.Text, "the server exited without answering the call (exit status 3)") ||
 		!strings.Contains(res.Text, `the tools of server "raw" are unavailable for the rest of this attempt`) {
 		t.Errorf("crash: %+v", res)
 	}
 	start := time.Now()
 	res = call(t, c, "raw__echo", map[string]any{"text": "hello?"})
-	if !res.IsError || !strings.Contains(res.Text, "raw__echo cannot be called: the server exited during the call (exit status 3)") {
+	if !res.IsError || !strings.Contains(res.Text, "raw__echo cannot be called: the server exited without answering the call (exit status 3)") {
 		t.Errorf("call after crash: %+v", res)
 	}
 	if d := time.Since(start); d > 5*time.Second {

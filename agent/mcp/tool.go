@@ -116,7 +116,9 @@ func (t *Tool) failure(err error, dropped0 int64) (string, string) {
 			wait = 5 * time.Second
 		}
 		if c.proc.waitExit(wait) {
-			why := fmt.Sprintf("the server exited during the call (%s)", c.proc.exitStatus())
+			// Not "during the call": a server that exited right after its
+			// last answer is reaped only once this call has been sent.
+			why := fmt.Sprintf("the server exited without answering the call (%s)", c.proc.exitStatus())
 			c.markBroken(why)
 			return fmt.Sprintf("%s: %s; the tools of server %q are unavailable for the rest of this attempt%s", t.spec.Name, why, c.srv.Name, suffix), "transport"
 		}

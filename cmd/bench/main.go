@@ -29,20 +29,25 @@ const version = "0.1.0"
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	finish := watchSignal(ctx, stop, os.Stderr)
+	command := "bench"
+	if len(os.Args) > 1 {
+		command = os.Args[1]
+	}
+	finish := watchSignal(ctx, stop, os.Stderr, stoppingMessage(command))
 	code := Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	finish()
 	stop()
 	os.Exit(code)
 }
 
-// watchSignal says, when ctx ends by a signal, that bench is stopping,
-// and hands the next signal back to the default handler (stop), so that a
+// watchSignal says, when ctx ends by a signal, that bench is stopping
+// (msg, the command's own: what becomes of its work in progress), and
+// hands the next signal back to the default handler (stop), so that a
 // second Ctrl-C quits at once. finish ends the watch and returns once it
 // has ended: cancelling ctx afterwards (stop at exit) says nothing. It
 // must, or the watch could see ctx end at exit and say "stopping" after a
 // command that got no signal.
-func watchSignal(ctx context.Context, stop func(), stderr io.Writer) (finish func()) {
+func watchSignal(ctx context.Context, stop func(), stderr io.Writer, msg string) (finish func()) {
 	done, exited := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(exited)
@@ -50,7 +55,7 @@ func watchSignal(ctx context.Context, stop func(), stderr io.Writer) (finish fun
 		case <-done:
 		case <-ctx.Done():
 			stop()
-			fmt.Fprintln(stderr, "\nbench: stopping: attempts in flight are dropped and run again on resume (Ctrl-C again to quit now)")
+			fmt.Fprintln(stderr, "\n"+msg)
 		}
 	}()
 	return func() {
@@ -90,8 +95,8 @@ Usage:
 Run 'bench COMMAND -h' for a command's flags.
 `
 
-// Main runs the bench command line and returns the exit status: 0 for
-// success, 1 for a failure, 2 for a usage error.
+// Main runs the bench command line and returns the exit status, one of
+// the table in exitcodes.go (docs/exit-codes.md).
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
@@ -139,24 +144,33 @@ var errSilent = errors.New("failed")
 
 func exitCode(err error, stderr io.Writer) int {
 	if err == nil {
-		return 0
+		return exitOK
 	}
 	var ue *usageError
 	var fe *tasks.FieldError
+	var cs *cannotStartError
+	var ns *notScoredError
 	switch {
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "bench: %s\n", ue.msg)
-		return 2
+		return exitCannotStart
 	case errors.As(err, &fe), errors.Is(err, results.ErrNotBenchDatabase), errors.Is(err, results.ErrNewerSchema):
 		// Bad input files: one line, the same status as a usage error.
 		fmt.Fprintf(stderr, "bench: %v\n", err)
-		return 2
+		return exitCannotStart
+	case errors.As(err, &cs), errors.Is(err, results.ErrRunHeld):
+		// Nothing done: nothing could start (the run is another bench's).
+		fmt.Fprintf(stderr, "bench: %v\n", err)
+		return exitCannotStart
+	case errors.As(err, &ns):
+		fmt.Fprintf(stderr, "bench: %v\n", err)
+		return exitNotScored
 	case errors.Is(err, errSilent):
-		return 1
+		return exitFailed
 	case errors.Is(err, errHelp):
-		return 0
+		return exitOK
 	default:
 		fmt.Fprintf(stderr, "bench: %v\n", err)
-		return 1
+		return exitFailed
 	}
 }

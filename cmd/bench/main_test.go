@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,6 +31,15 @@ func TestBadInputIsOneLineAndStatus2(t *testing.T) {
 	os.MkdirAll(filepath.Join(badTask, "workspace"), 0o755)
 	os.WriteFile(filepath.Join(badTask, "task.toml"), []byte("format = 1\ninstruction = \"x\"\n[tests]\ncommand = \"true\"\ntimeout = \"soon\"\n"), 0o644)
 	db := filepath.Join(dir, "bench.db")
+	otherDB := filepath.Join(dir, "other.db")
+	other, err := sql.Open("sqlite", otherDB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Exec(`CREATE TABLE notes (body TEXT)`); err != nil {
+		t.Fatal(err)
+	}
+	other.Close()
 
 	tests := []struct {
 		name string
@@ -51,6 +61,9 @@ func TestBadInputIsOneLineAndStatus2(t *testing.T) {
 		{"bad advantage", []string{"run", "--model", "m", "--db", db, "--advantage", "ppo", "--task", recipeTask}, "--advantage"},
 		{"validate missing", []string{"validate", filepath.Join(dir, "nope")}, "no such folder"},
 		{"report not a db", []string{"report", "--db", notDB}, "not a bench database"},
+		{"runs not a db", []string{"runs", "--db", notDB}, "not a bench database"},
+		{"view not a db", []string{"view", "--db", notDB, "--addr", "127.0.0.1:0"}, "not a bench database"},
+		{"view another app's db", []string{"view", "--db", otherDB, "--addr", "127.0.0.1:0"}, "not a bench database"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -108,8 +121,8 @@ func TestRunStopsWhenModelIsMissing(t *testing.T) {
 	defer srv.Close()
 	db := filepath.Join(t.TempDir(), "bench.db")
 	code, _, stderr := bench(t, "run", "--host", srv.URL, "--model", "qwen3:8b", "--task", recipeTask, "--db", db, "--no-pull")
-	if code != 1 {
-		t.Errorf("exit %d, want 1", code)
+	if code != exitCannotStart {
+		t.Errorf("exit %d, want %d (cannot start)", code, exitCannotStart)
 	}
 	if strings.Contains(stderr, "results in") {
 		t.Errorf("stderr %q says where results are, but nothing was stored", stderr)
@@ -241,8 +254,8 @@ func TestServerFailingDiscoveryStopsTheRun(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "bench.db")
 	code, _, stderr := bench(t, "run", "--host", srv.URL, "--model", "fake", "--task", recipeTask, "--db", db,
 		"--server", `name = "broken", command = "sh", args = ["-c", "echo 'cannot open the index' >&2; exit 1"], default_class = "read"`)
-	if code != 1 {
-		t.Errorf("exit %d, want 1", code)
+	if code != exitCannotStart {
+		t.Errorf("exit %d, want %d (cannot start)", code, exitCannotStart)
 	}
 	for _, want := range []string{"broken", "cannot open the index", "No attempt was stored"} {
 		if !strings.Contains(stderr, want) {

@@ -27,6 +27,10 @@ import (
 // (see TestMain) instead of running tests.
 const faultServerEnv = "BENCH_FAULT_SERVER"
 
+// faultOnceEnv names the file that marks a fault done, for a server that
+// fails once.
+const faultOnceEnv = "BENCH_FAULT_ONCE"
+
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(faultServerEnv); mode != "" {
 		serveFaulty(mode)
@@ -40,8 +44,19 @@ type lookupArgs struct {
 }
 
 // serveFaulty serves one tool, lookup, over stdio, misbehaving as mode
-// says when it is called: crash, hang, garbage or huge.
+// says when it is called: crash, hang, garbage, huge or exit-after-answer.
 func serveFaulty(mode string) {
+	if mode == "fail-first-attempt-start" {
+		// Fails to start once, for the first attempt to start it (its
+		// workspace is a bench-attempt- folder), not for the preflight.
+		if len(os.Args) > 1 && strings.Contains(os.Args[len(os.Args)-1], "bench-attempt-") {
+			if f, err := os.OpenFile(os.Getenv(faultOnceEnv), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644); err == nil {
+				f.Close()
+				fmt.Fprintln(os.Stderr, "faulty: cannot open the index")
+				os.Exit(5)
+			}
+		}
+	}
 	s := sdk.NewServer(&sdk.Implementation{Name: "faulty", Version: "1.0.0"}, nil)
 	sdk.AddTool(s, &sdk.Tool{Name: "lookup", Description: "Look up a record by id."},
 		func(ctx context.Context, _ *sdk.CallToolRequest, a lookupArgs) (*sdk.CallToolResult, any, error) {
@@ -56,6 +71,9 @@ func serveFaulty(mode string) {
 				fmt.Fprintln(os.Stdout, "}}} this is not JSON-RPC {{{")
 			case "huge":
 				return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.Repeat("x", 50<<20)}}}, nil, nil
+			case "exit-after-answer":
+				// Answers, then exits before the next call.
+				time.AfterFunc(50*time.Millisecond, func() { os.Exit(4) })
 			}
 			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: fmt.Sprintf("record %d: ok", a.ID)}}}, nil, nil
 		})
@@ -103,10 +121,13 @@ func TestFaultMCPServerMisbehaves(t *testing.T) {
 		kind     string
 		contains string
 	}{
-		{"crash", "10s", true, "transport", "exited during the call"},
+		{"crash", "10s", true, "transport", "exited without answering the call"},
 		{"hang", "1s", true, "timeout", "did not answer within 1s"},
 		{"garbage", "10s", false, "", "record 1: ok"},
 		{"huge", "60s", false, "", "cut"},
+		// The second call of each attempt finds the server gone: not said
+		// to have exited during that call.
+		{"exit-after-answer", "10s", true, "transport", "(exit status 4)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {
@@ -119,7 +140,8 @@ call_timeout = %q
 `, self, faultServerEnv, tt.mode, tt.timeout))
 			srv := ollamatest.New(ollamatest.Turns(
 				ollamatest.Reply{Calls: []ollamatest.Call{{Name: "faulty__lookup", Args: map[string]any{"id": 1}}}},
-				ollamatest.Reply{Calls: []ollamatest.Call{{Name: "faulty__lookup", Args: map[string]any{"id": 2}}}},
+				// Slow enough for a server that exits after an answer to be gone.
+				ollamatest.Reply{Calls: []ollamatest.Call{{Name: "faulty__lookup", Args: map[string]any{"id": 2}}}, Delay: 300 * time.Millisecond},
 				ollamatest.Reply{Calls: []ollamatest.Call{{Name: "write_file", Args: map[string]any{"path": "recipe.py", "content": string(fixed)}}}},
 				ollamatest.Reply{Content: "Fixed, without the lookup service."},
 			))
@@ -138,6 +160,9 @@ call_timeout = %q
 			}
 			q := fmt.Sprintf(`SELECT count(*) FROM tool_calls WHERE tool='faulty__lookup' AND is_error=%d AND error_kind=%q AND instr(result, %q) > 0 AND length(result) < 40000`,
 				map[bool]int{false: 0, true: 1}[tt.isError], tt.kind, tt.contains)
+			if got := stored(db, `SELECT count(*) FROM tool_calls WHERE instr(result, 'during the call') > 0`); got > 0 {
+				t.Errorf("%d observations say the server exited during the call", got)
+			}
 			if got := stored(db, q); got < 2 {
 				t.Errorf("lookup observations that say what happened (error %v, kind %q, containing %q): %d, want at least 2", tt.isError, tt.kind, tt.contains, got)
 				dumpCalls(t, db)
@@ -208,5 +233,40 @@ func TestScriptedModelSolvesMCPTask(t *testing.T) {
 	}
 	if got := stored(db, `SELECT count(*) FROM overhead_items WHERE kind='tool'`); got == 0 {
 		t.Errorf("no tool overhead measured at the start of the run")
+	}
+}
+
+// A task's MCP server that passed the preflight and then fails to start
+// for one attempt: that attempt is an infrastructure failure, retried, and
+// the run ends with every attempt scored as its agent deserves.
+func TestFaultMCPServerFailsAtAnAttemptsStart(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	once := filepath.Join(t.TempDir(), "failed-once")
+	task := recipeWithServer(t, fmt.Sprintf(`[[servers]]
+name = "faulty"
+command = %q
+args = ["{workspace}"]
+env = { %s = "fail-first-attempt-start", %s = %q }
+classes = { lookup = "read" }
+`, self, faultServerEnv, faultOnceEnv, once))
+	srv := ollamatest.New(solveRecipeScript(t, 0))
+	defer srv.Close()
+	db := filepath.Join(t.TempDir(), "bench.db")
+	sent := time.Now()
+	p := startBench(t, "run", "--host", srv.URL, "--model", "fake", "--task", task, "--attempts", "2", "-j", "2", "--db", db, "--name", "mcp", "--no-progress")
+	code := p.wait(t)
+	t.Logf("exit %d after %s\n%s", code, time.Since(sent).Round(time.Millisecond), p.stderr.String())
+	if code != exitOK {
+		t.Fatalf("exit %d, want 0", code)
+	}
+	if _, err := os.Stat(once); err != nil {
+		t.Fatalf("the server never failed: the test tests nothing (%v)", err)
+	}
+	checkComplete(t, db, "mcp", 2)
+	if got := stored(db, `SELECT count(*) FROM attempts WHERE tries = 2`); got != 1 {
+		t.Errorf("attempts retried: %d, want 1", got)
 	}
 }

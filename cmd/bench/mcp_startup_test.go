@@ -25,8 +25,8 @@ func TestServerPrintingGarbage(t *testing.T) {
 	code, _, stderr := bench(t, "run", "--host", srv.URL, "--model", "m", "--task", recipeTask, "--db", db, "--sandbox", "off",
 		"--server-start-timeout", "1s",
 		"--server", `name = "noisy", command = "sh", args = ["-c", "while :; do echo garbage; sleep 0.01; done"], default_class = "read"`)
-	if code != 1 {
-		t.Fatalf("exit %d, want 1:\n%s", code, stderr)
+	if code != exitCannotStart {
+		t.Fatalf("exit %d, want %d (cannot start):\n%s", code, exitCannotStart, stderr)
 	}
 	if !strings.Contains(stderr, "no answer within 1s") {
 		t.Errorf("stderr does not say the 1s start timeout ran out:\n%s", stderr)

@@ -94,7 +94,14 @@ func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			len(res.Missing), keyList(res.Missing), res.Run.ID, outPath)
 		return errSilent
 	}
-	return writeRunReport(ctx, out, res.Run.ID, stdout)
+	if err := writeRunReport(ctx, out, res.Run.ID, stdout); err != nil {
+		return err
+	}
+	if len(res.InfraErrors) > 0 {
+		// Finished with attempts not scored, as bench run says of them.
+		return &notScoredError{n: len(res.InfraErrors), runID: res.Run.ID, dbArg: " --db " + outPath}
+	}
+	return nil
 }
 
 // keyList names attempts, the first twenty of them.

@@ -62,7 +62,7 @@ func prepareModel(ctx context.Context, pool *endpoint.Pool, model string, o mode
 	if o.local {
 		local, err := endpoint.EnsureLocal(ctx, endpoint.LocalOptions{LogPath: serveLog(o.db), Then: o.again})
 		if err != nil {
-			return stop, cannotStart(o.cmd, err)
+			return stop, modelCannotStart(o.cmd, err)
 		}
 		if local != nil {
 			stop = func() {
@@ -77,14 +77,14 @@ func prepareModel(ctx context.Context, pool *endpoint.Pool, model string, o mode
 	}
 	if _, err := pool.PullMissing(ctx, model, endpoint.NewPullProgress(o.stderr, o.bar)); err != nil {
 		stop()
-		return func() {}, cannotStart(o.cmd, err)
+		return func() {}, modelCannotStart(o.cmd, err)
 	}
 	return stop, nil
 }
 
-// cannotStart is a failure that keeps a command from starting, said in
-// one line with what to do: exit status 2, as for bad input.
-func cannotStart(cmd string, err error) error {
+// modelCannotStart is a failure to make the model server ready, said in
+// one line with what to do: exitCannotStart (an interruption: exitFailed).
+func modelCannotStart(cmd string, err error) error {
 	var pe *endpoint.PullError
 	var no *endpoint.NoOllamaError
 	var not *endpoint.NotOllamaError
@@ -95,7 +95,7 @@ func cannotStart(cmd string, err error) error {
 	case strings.Contains(err.Error(), "no server answers"):
 		err = fmt.Errorf("%v (start Ollama there with `ollama serve`, or give no --host and no OLLAMA_HOST, and bench starts one at %s itself)", err, endpoint.DefaultURL)
 	}
-	return usagef("%s: %s", cmd, strings.ReplaceAll(err.Error(), "\n", "; "))
+	return cannotStart(fmt.Errorf("%s: %s", cmd, strings.ReplaceAll(err.Error(), "\n", "; ")))
 }
 
 // commandLine is how the command was called, for a message that says to

@@ -64,6 +64,8 @@ type overheadFlags struct {
 	// servers are attached to every arm, as with bench run.
 	servers      serverList // startTimeout bounds each MCP server's start.
 	startTimeout time.Duration
+	// reqTimeout bounds each request to the model server.
+	reqTimeout time.Duration
 }
 
 // cmdOverhead is `bench overhead`: it measures the prompt tokens of each
@@ -80,6 +82,7 @@ func cmdOverhead(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.StringVar(&f.tools, "tools", "", "comma-separated built-in tools to offer (default all)")
 	fs.Var(&f.servers, "server", serverFlagHelp)
 	fs.DurationVar(&f.startTimeout, "server-start-timeout", mcp.DefaultStartTimeout, startTimeoutHelp)
+	fs.DurationVar(&f.reqTimeout, "request-timeout", runner.DefaultRequestTimeout, "bound on one request to the model server")
 	fs.StringVar(&f.arms, "arm", "", "comma-separated arms of the run file to measure (default all)")
 	fs.StringVar(&f.task, "task", "", "a task folder: its MCP servers are measured too, and fill {task}, {data} and {workspace}")
 	fs.Float64Var(&f.turns, "turns", 0, fmt.Sprintf("turns per attempt, for the cost of an attempt (default %d)", DefaultOverheadTurns))
@@ -106,6 +109,8 @@ func cmdOverhead(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return usagef("overhead: --num-ctx: expected a positive number, got %d", f.numCtx)
 	case f.width < 1:
 		return usagef("overhead: --width: expected a positive number, got %d", f.width)
+	case f.reqTimeout <= 0:
+		return usagef("overhead: --request-timeout: expected a positive duration such as \"2m\", got %s", f.reqTimeout)
 	case f.startTimeout <= 0:
 		return usagef("overhead: --server-start-timeout: expected a positive duration such as \"90s\", got %s", f.startTimeout)
 	}
@@ -178,7 +183,7 @@ func cmdOverhead(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	defer stopServer()
-	model := ep.Model
+	var model agent.Model = runner.Bounded{Model: ep.Model, Timeout: f.reqTimeout}
 	// Ollama lowers a num_ctx above the model's context length to it,
 	// silently: the counts are judged against the smaller of the two.
 	modelCtx, err := agent.ModelContextLength(ctx, model, modelName)
@@ -186,7 +191,7 @@ func cmdOverhead(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	case agent.OnlyUnknown(err):
 		fmt.Fprintf(stderr, "warning: the model server did not give the context length of %s (%v): truncation is judged against num_ctx alone\n", modelName, err)
 	case err != nil:
-		return agent.WithHint(err)
+		return startFailure(ctx, agent.WithHint(err))
 	}
 	numCtx, _ := agent.NumCtx(opts)
 	if w := agent.ContextWarning(modelName, numCtx, modelCtx); w != "" {
@@ -201,9 +206,9 @@ func cmdOverhead(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		r, err := measureArm(ctx, model, modelName, opts, modelCtx, arm, task, f.startTimeout, stderr)
 		if err != nil {
 			if len(arms) > 1 || arm.Name != "default" {
-				return fmt.Errorf("arm %s: %w", arm.Name, err)
+				err = fmt.Errorf("arm %s: %w", arm.Name, err)
 			}
-			return err
+			return startFailure(ctx, err)
 		}
 		reports = append(reports, r)
 		if err := overhead.WriteTable(stdout, r, view); err != nil {

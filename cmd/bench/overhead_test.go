@@ -333,12 +333,27 @@ func TestOverheadModelErrors(t *testing.T) {
 	srv := ollamatest.New(ollamatest.Turns(), ollamatest.WithModels("qwen3:0.6b"), ollamatest.WithoutTools("gemma"))
 	defer srv.Close()
 	code, stdout, stderr := overheadCmd(t, "--host", srv.URL, "--model", "qwen3:8b", "--no-pull")
-	if code != 1 || !strings.Contains(stderr, "ollama pull qwen3:8b") || stdout != "" {
+	if code != exitCannotStart || !strings.Contains(stderr, "ollama pull qwen3:8b") || stdout != "" {
 		t.Errorf("model not pulled: exit %d\nstdout %q\nstderr %q", code, stdout, stderr)
 	}
 	code, _, stderr = overheadCmd(t, "--host", srv.URL, "--model", "gemma")
-	if code != 1 || !strings.Contains(stderr, "cannot take tools") {
+	if code != exitCannotStart || !strings.Contains(stderr, "cannot take tools") {
 		t.Errorf("no tool support: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// A model server that accepts the connection and never answers is
+// bounded by --request-timeout: bench overhead ends, exit 2, saying so.
+func TestOverheadSilentServer(t *testing.T) {
+	srv := ollamatest.New(ollamatest.Turns())
+	defer srv.Close()
+	for _, ph := range phases[:2] { // the context length (/api/show), the measurement
+		t.Run(ph.name, func(t *testing.T) {
+			code, _, stderr := overheadCmd(t, "--host", silentIn(t, srv, ph), "--model", "fake", "--request-timeout", "1s")
+			if code != exitCannotStart || !strings.Contains(stderr, "no reply within 1s") {
+				t.Errorf("exit %d, stderr %q", code, stderr)
+			}
+		})
 	}
 }
 
@@ -348,8 +363,8 @@ func TestOverheadServerFails(t *testing.T) {
 	runFile := filepath.Join(t.TempDir(), "run.toml")
 	os.WriteFile(runFile, []byte("model = \"fake\"\n[[servers]]\nname = \"broken\"\ncommand = \"/nonexistent/mcp-server\"\n"), 0o644)
 	code, _, stderr := overheadCmd(t, "--host", srv.URL, "--config", runFile)
-	if code != 1 || !strings.Contains(stderr, "broken") {
-		t.Errorf("exit %d, stderr %q: want 1 and the server named", code, stderr)
+	if code != exitCannotStart || !strings.Contains(stderr, "broken") {
+		t.Errorf("exit %d, stderr %q: want %d and the server named", code, stderr, exitCannotStart)
 	}
 	if n := len(srv.Requests()); n != 0 {
 		t.Errorf("%d requests sent although a server failed to start", n)

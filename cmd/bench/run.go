@@ -60,6 +60,7 @@ type runFlags struct {
 	keep        bool
 	noProgress  bool
 	maxTries    int
+	maxWait     time.Duration
 	advantage   string
 	reqTimeout  time.Duration
 	profile     string
@@ -220,6 +221,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.BoolVar(&f.noProgress, "no-progress", false, "no progress: neither the live bar (on a terminal) nor a line per finished attempt (otherwise)")
 	fs.IntVar(&f.maxTries, "max-tries", 0, fmt.Sprintf("tries of an attempt cut short by an infrastructure failure (default %d)", runner.DefaultMaxTries))
 	fs.DurationVar(&f.reqTimeout, "request-timeout", 0, "bound on one model request; no reply in time is an infrastructure failure (default 10m)")
+	fs.DurationVar(&f.maxWait, "max-wait", runner.DefaultMaxWait, "bound on the time in all an attempt waits, using no try, while every model server is out of service; past it the attempt is an infrastructure failure")
 	fs.Var(&f.servers, "server", serverFlagHelp)
 	fs.DurationVar(&f.startTimeout, "server-start-timeout", mcp.DefaultStartTimeout, startTimeoutHelp)
 	fs.StringVar(&f.profile, "profile", "", "permission profile: full, standard (default), no-exec, read-only, ask-exec, or one of the run file's")
@@ -241,6 +243,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := checkRunFlags(&f, set); err != nil {
 		return err
 	}
+	if f.maxWait <= 0 {
+		return usagef("run: --max-wait: expected a positive duration such as \"10m\", got %s", f.maxWait)
+	}
 	if f.startTimeout <= 0 {
 		return usagef("run: --server-start-timeout: expected a positive duration such as \"90s\", got %s", f.startTimeout)
 	}
@@ -254,7 +259,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if f.resume != "" {
 		// A resumed run keeps its plan: only what paces it may be given.
 		paces := map[string]bool{"resume": true, "db": true, "host": true, "concurrency": true, "j": true,
-			"keep-workspaces": true, "request-timeout": true, "sandbox": true, "no-progress": true, "max-tries": true,
+			"keep-workspaces": true, "request-timeout": true, "sandbox": true, "no-progress": true, "max-tries": true, "max-wait": true,
 			"allow-mixed-models": true, "server-start-timeout": true, "cache": true, "no-pull": true, "tokens": true, "model-digest": true}
 		var conflict error
 		fs.Visit(func(fl *flag.Flag) {
@@ -403,7 +408,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	r := &runner.Runner{Rooted: rooted, Endpoints: pool, AllowMixedModels: f.allowMixed || rf.AllowMixedModels, Store: store, Log: stderr, BenchPath: exe, Version: version, Sandbox: sb,
-		StartTimeout: f.startTimeout, EnvDir: f.envDir}
+		StartTimeout: f.startTimeout, EnvDir: f.envDir, MaxWait: f.maxWait}
 	switch {
 	case f.noProgress:
 	case isTerminal(stderr):
@@ -443,7 +448,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 					os.Remove(dbPath + suffix)
 				}
 			}
-			return fmt.Errorf("%v\nNo attempt was stored.", strings.TrimPrefix(err.Error(), "preflight: "))
+			// Interrupted, exitFailed; else nothing could start, exitCannotStart.
+			return startFailure(ctx, fmt.Errorf("%v\nNo attempt was stored.", strings.TrimPrefix(err.Error(), "preflight: ")))
 		}
 		if out != nil {
 			return fmt.Errorf("%w\nAttempts finished so far are stored; continue with: bench run --resume %s --db %s", err, runID, dbPath)
@@ -470,7 +476,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		tokenNotice(ctx, store, runID, stderr)
 	}
 	if out.InfraErrors > 0 {
-		fmt.Fprintf(stderr, "warning: %d attempts ended in infrastructure failures after retries; they are not scored. Rerun with --resume %s to try them again.\n", out.InfraErrors, runID)
+		return &notScoredError{n: out.InfraErrors, runID: runID, dbArg: " --db " + dbPath}
 	}
 	return nil
 }

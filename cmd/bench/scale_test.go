@@ -147,7 +147,7 @@ func TestOpenAIAPIRun(t *testing.T) {
 	} {
 		db := filepath.Join(dir, tt.model+".db")
 		code, _, stderr := bench(t, "run", "--api", "openai", "--host", srv.URL, "--model", tt.model, "--task", recipeTask, "--db", db)
-		if code != 1 || !strings.Contains(stderr, tt.want) || !strings.Contains(stderr, "No attempt was stored") {
+		if code != exitCannotStart || !strings.Contains(stderr, tt.want) || !strings.Contains(stderr, "No attempt was stored") {
 			t.Errorf("model %s: exit %d, stderr %q; want it to say %q", tt.model, code, stderr, tt.want)
 		}
 		if _, err := os.Stat(db); !os.IsNotExist(err) {

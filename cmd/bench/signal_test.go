@@ -14,7 +14,7 @@ func TestNoStoppingNoticeWithoutASignal(t *testing.T) {
 	for i := range 2000 {
 		ctx, cancel := context.WithCancel(context.Background())
 		var out bytes.Buffer
-		finish := watchSignal(ctx, cancel, &out)
+		finish := watchSignal(ctx, cancel, &out, stoppingMessage("run"))
 		finish()
 		cancel()
 		time.Sleep(time.Microsecond) // room for a watch that outlived finish
@@ -28,7 +28,7 @@ func TestStoppingNoticeOnASignal(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var out bytes.Buffer
 	stopped := make(chan struct{})
-	finish := watchSignal(ctx, func() { close(stopped) }, &out)
+	finish := watchSignal(ctx, func() { close(stopped) }, &out, stoppingMessage("run"))
 	cancel() // what the signal does to the NotifyContext
 	select {
 	case <-stopped:

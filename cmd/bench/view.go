@@ -11,6 +11,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/benchhq/bench/results"
 	"github.com/benchhq/bench/view"
 )
 
@@ -49,7 +50,11 @@ func cmdView(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer srv.Close()
-	if err := srv.Err(); err != nil {
+	if err := srv.Err(); errors.Is(err, results.ErrNotBenchDatabase) || errors.Is(err, results.ErrNewerSchema) {
+		// Not a passing state that a reload would cure: refused, as bench
+		// runs and bench report refuse it.
+		return fmt.Errorf("view: %w", err)
+	} else if err != nil {
 		fmt.Fprintf(stderr, "bench view: %v: every page will say so until the file can be read\n", err)
 	}
 	l, err := net.Listen("tcp", *addr)
