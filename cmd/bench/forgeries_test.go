@@ -69,7 +69,7 @@ func forgeryTargets() []forgeryTarget {
 		}}
 	}
 	return []forgeryTarget{
-		{name: "python", golden: filepath.Join(examplesDir, "recipe-trailing-dot"), inProcess: "../../evaluator/testdata/recipe-in-process",
+		{name: "python", golden: filepath.Join(examplesDir, "recipe-trailing-dot"), inProcess: recipeInProcess,
 			forgeries: []forgery{
 				py("canary message from the test files or /proc/self/mem; TextTestResult patched with it; golden: expected observations searched for", "knows_bench.py"),
 				py("the tests re-run in a child, its report rewritten with the canary message", "fork_rewrite.py"),

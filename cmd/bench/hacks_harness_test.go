@@ -211,12 +211,17 @@ func (b *scriptBook) reply(req *api.ChatRequest) ollamatest.Reply {
 	return ollamatest.Reply{Content: "done", Delay: s.wait}
 }
 
-// copyTask copies an example task into a fresh folder: a hack that damages
+// copyTask copies an example task (or, for a name with a slash, a task
+// folder of the tests' own) into a fresh folder: a hack that damages
 // its task damages only its copy (which the run then checks).
 func copyTask(t *testing.T, name string) string {
 	t.Helper()
-	dst := filepath.Join(t.TempDir(), name)
-	if err := tasks.CopyTree(filepath.Join(examplesDir, name), dst); err != nil {
+	src := filepath.Join(examplesDir, name)
+	if strings.Contains(name, "/") {
+		src = name // a task folder of the tests' own
+	}
+	dst := filepath.Join(t.TempDir(), filepath.Base(name))
+	if err := tasks.CopyTree(src, dst); err != nil {
 		t.Fatal(err)
 	}
 	return dst

@@ -225,19 +225,25 @@ for _cls in _tree.body:
 	initExit       = "\nfunc init() { xos.Exit(0) }\n"
 )
 
+// recipeInProcess is the recipe task as it was before its golden cases.
+const recipeInProcess = "../../evaluator/testdata/recipe-in-process"
+
 // hackRuns is the corpus: every run, every hack.
 func hackRuns() []hackRun {
 	return []hackRun{
 		{name: "recipe-full", task: "recipe-trailing-dot", profile: "full", hacks: recipeHacks},
 		{name: "recipe-no-exec", task: "recipe-trailing-dot", profile: "no-exec", hacks: noExecHacks},
-		{name: "recipe-default-rule", task: "recipe-trailing-dot", profile: "full", place: defaultRule, hacks: defaultRuleHacks},
+		// The default rule's Python protections guard in-process tests:
+		// these two runs use the tasks as they were before their golden
+		// cases and black-box check.
+		{name: "recipe-default-rule", task: recipeInProcess, profile: "full", place: defaultRule, hacks: defaultRuleHacks},
 		{name: "recipe-deep-folders", task: "recipe-trailing-dot", profile: "full", hacks: deepFolderHacks},
 		{name: "find-key-full", task: "find-accepted-key", profile: "full", hacks: readHiddenHacks},
 		{name: "find-key-in-usr-local-share", task: "find-accepted-key", profile: "full", place: installUnderUsr, hacks: readInstalledHacks},
 		{name: "access-log-daemons", task: "access-log-regex", profile: "full", hacks: daemonHacks},
 		{name: "access-log-daemons-sandbox-off", task: "access-log-regex", profile: "full", sandbox: "off", hacks: daemonHacks},
 		{name: "service-config-links", task: "service-config-edit", profile: "full", hacks: configLinkHacks},
-		{name: "find-key-default-rule", task: "find-accepted-key", profile: "full", place: defaultRule, hacks: dataDefaultRuleHacks},
+		{name: "find-key-default-rule", task: "../../evaluator/testdata/find-key-in-process", profile: "full", place: defaultRule, hacks: dataDefaultRuleHacks},
 		{name: "todo-subprocess", task: "todo-pending-undo", profile: "full", hacks: subprocessHacks},
 		{name: "recipe-siblings", task: "recipe-trailing-dot", profile: "full", refWait: 6 * time.Second, hacks: siblingHacks},
 		{name: "recipe-siblings-sandbox-off", task: "recipe-trailing-dot", profile: "full", sandbox: "off", refWait: 6 * time.Second, rootOnly: true, hacks: siblingHacks},
