@@ -21,7 +21,7 @@ import (
 // environment. "golden" is the example task judged by its golden cases:
 // one sandboxed run of the observation command, compared in bench's
 // process, and no canary run. "canary" is the same task as it was judged
-// before (testdata/*-in-process): the hidden tests in process, then, since
+// before (tasks/testdata/in-process): the hidden tests in process, then, since
 // they pass, the canary run. Reported per scored attempt: runs (sandboxed
 // runs), cpu-ms (CPU time of the sandboxed processes: what scoring costs,
 // meaningful on a loaded machine) and wall-ms (meaningful only on an idle
@@ -38,9 +38,9 @@ func BenchmarkScoringByVerdict(b *testing.B) {
 		goTask    bool
 	}{
 		{"recipe/golden", "../tasks/suites/examples/recipe-trailing-dot", false},
-		{"recipe/canary", "testdata/recipe-in-process", false},
+		{"recipe/canary", "../tasks/testdata/in-process/recipe-trailing-dot", false},
 		{"semver/golden", "../tasks/suites/examples/semver-compare", true},
-		{"semver/canary", "testdata/semver-in-process", true},
+		{"semver/canary", "../tasks/testdata/in-process/semver-compare", true},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			if _, err := exec.LookPath("go"); tc.goTask && err != nil {
