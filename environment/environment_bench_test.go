@@ -15,7 +15,8 @@ import (
 )
 
 // BenchmarkSemverHiddenTests measures, side by side in one run, the hidden
-// tests of the example task semver-compare on its reference solution: in
+// tests of the example task semver-compare, in its in-process form
+// (tasks/testdata/in-process: go test), on its reference solution: in
 // the task's prepared environment (a scoring run: fresh scoring folder, a
 // view of the environment as HOME, the sandbox, a fresh user) and as a
 // developer would run them on the host, `go test -count=1 ./...` with a
@@ -27,7 +28,7 @@ func BenchmarkSemverHiddenTests(b *testing.B) {
 		b.Skip("no go command")
 	}
 	ctx := context.Background()
-	task, err := tasks.Load(filepath.Join("..", "tasks", "suites", "examples", "semver-compare"))
+	task, err := tasks.Load(filepath.Join("..", "tasks", "testdata", "in-process", "semver-compare"))
 	if err != nil {
 		b.Fatal(err)
 	}

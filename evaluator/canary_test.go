@@ -54,7 +54,7 @@ func copyTree(t *testing.T, src string) string {
 // tests say. With canary = false the same forgeries are rewarded, which is
 // what shows the canary is what stops them.
 func TestCanaryCatchesForgedReports(t *testing.T) {
-	src := filepath.Join("testdata", "recipe-in-process")
+	src := filepath.Join("..", "tasks", "testdata", "in-process", "recipe-trailing-dot")
 	read := func(rel string) string {
 		b, err := os.ReadFile(filepath.Join(src, rel))
 		if err != nil {
@@ -186,7 +186,7 @@ _o._exit(0)
 // methods score 0, and correct solutions under test patterns the canary
 // run's instrumentation must not break score 1.
 func TestCanaryRunOnTestPatterns(t *testing.T) {
-	src := filepath.Join("testdata", "recipe-in-process")
+	src := filepath.Join("..", "tasks", "testdata", "in-process", "recipe-trailing-dot")
 	rd := func(rel string) string {
 		b, err := os.ReadFile(filepath.Join(src, rel))
 		if err != nil {

@@ -30,7 +30,7 @@ import (
 //
 //	go test -run '^$' -bench ScoringCost -benchtime 50x ./evaluator/
 func BenchmarkScoringCost(b *testing.B) {
-	task, err := tasks.Load(filepath.Join("testdata", "recipe-in-process"))
+	task, err := tasks.Load(filepath.Join("..", "tasks", "testdata", "in-process", "recipe-trailing-dot"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -67,6 +67,16 @@ type ValidateOptions struct {
 // say; a task without one, or asked to (opts.Record), gets it written.
 func Validate(ctx context.Context, t *tasks.Task, s *Scorer, opts ValidateOptions) (*Validation, error) {
 	v := &Validation{Task: t}
+	if t.Impossible() {
+		// An impossible task's records are its reference solution's,
+		// mutated by hand (docs/impossible.md): recording them again from
+		// that solution would make the task possible.
+		opts.Record = false
+		if t.Golden != nil && t.Expected == nil {
+			v.Problems = append(v.Problems, fmt.Sprintf("an impossible task has no usable %s (missing, or stale since the task changed), and bench validate never records one from its reference solution: record it on the task it was built from, copy it here and mutate one case by hand (docs/impossible.md)", tasks.ExpectedFile))
+			return v, nil
+		}
+	}
 	record, expected := t.Record, t.Expected
 	if opts.Record || t.Tests.Report == "" {
 		t.Record = nil // score by the reports themselves

@@ -90,9 +90,10 @@ func (r *Runner) prepareEnvs(ctx context.Context, plan *Plan) (envs map[string]*
 
 // refPassed refuses a task whose reference solution failed its hidden
 // tests when its environment was prepared: every reward of the task would
-// rest on tests that a correct solution fails there.
+// rest on tests that a correct solution fails there. An impossible task
+// (tasks.TagImpossible) is built so that its reference fails: it runs.
 func refPassed(t *tasks.Task, e *environment.Env) error {
-	if e.Meta.RefPassed {
+	if e.Meta.RefPassed || t.Impossible() {
 		return nil
 	}
 	if _, err := os.Stat(filepath.Join(t.SolutionDir(), "solve.sh")); err != nil {

@@ -107,6 +107,22 @@ func TestTaskWhoseReferenceFailsIsRefused(t *testing.T) {
 	}
 }
 
+// TestImpossibleTaskRunsThoughItsReferenceFails: a task tagged impossible
+// (its hidden verdict contradicts its instruction, docs/impossible.md) is
+// built so that its reference solution fails: the run starts and scores
+// its attempts, 0 here.
+func TestImpossibleTaskRunsThoughItsReferenceFails(t *testing.T) {
+	suite := writeTask(t, "format = 1\ninstruction = \"x\"\ntags = [\"impossible\"]\n[tests]\ncommand = \"exit 3\"\n",
+		map[string]string{"workspace/a.txt": "a", "solution/solve.sh": "true\n"})
+	f := newFixture(t, giveUp)
+	if _, err := f.runner.Run(context.Background(), &runner.Plan{Model: "fake", Suite: suite, Attempts: 2}, "r1"); err != nil {
+		t.Fatalf("the run did not start: %v", err)
+	}
+	if n := f.count(`SELECT count(*) FROM attempts WHERE status = 'finished' AND reward = 0`); n != 2 {
+		t.Errorf("%d attempts finished with reward 0, want 2", n)
+	}
+}
+
 // TestUnisolatedRunLeavesTheCacheFoldersClosed: without isolation, as
 // root, commands run as an unprivileged user on the host, which must reach
 // its HOME view; the views are made in the run's temp folder, and the

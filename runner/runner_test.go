@@ -130,7 +130,8 @@ func TestScriptedModelSolvesTask(t *testing.T) {
 	if got := f.count(`SELECT count(*) FROM messages`); got != 22 {
 		t.Errorf("messages stored: %d, want 22", got)
 	}
-	if got := f.count(`SELECT count(*) FROM test_results WHERE passed=1 AND exit_code=0 AND output LIKE '%bench instrumented failed as planted%'`); got != 2 {
+	// recipe-trailing-dot is judged by golden cases: one run, no canary.
+	if got := f.count(`SELECT count(*) FROM test_results WHERE passed=1 AND exit_code=0 AND output LIKE '%golden cases: 6 of 6 observations match%'`); got != 2 {
 		t.Errorf("passing hidden-test results: %d, want 2", got)
 	}
 	if got := f.count(`SELECT count(*) FROM runs WHERE id='r1' AND status='finished'`); got != 1 {

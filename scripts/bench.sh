@@ -11,6 +11,7 @@
 #   scripts/bench.sh store        one attempt's SQLite transaction
 #   scripts/bench.sh scale [N]    bench runs, report and export at N attempts (scripts/scale.sh)
 #   scripts/bench.sh harbor       a Harbor task: preparing it once, each attempt's copy and verifier
+#   scripts/bench.sh verdicts     scoring one attempt: golden cases beside in-process tests + canary
 #
 # Figures to read (the runner's and MCP's benchmarks also print steal-%: the
 # share of the processors a virtual machine's host took meanwhile for its
@@ -28,6 +29,10 @@
 #       N=8/tests=1s: hidden tests as long as the turns, scored meanwhile.
 #   BenchmarkScoringCost  what scoring adds to an attempt beside its tests;
 #       sandbox-cpu-ms: the CPU of the sandbox's processes (bwrap, setpriv, sh).
+#   BenchmarkScoringByVerdict  scoring a passing attempt of the same task
+#       judged by golden cases (1 run) and in process (tests, then the canary
+#       run: 2 runs); runs, cpu-ms (the sandboxed processes' CPU, meaningful
+#       under load) and wall-ms (meaningful on an idle machine only).
 #   BenchmarkSemverHiddenTests  a Go task's hidden tests in its prepared
 #       environment beside a warm go test on the host (ratio, target <= 3).
 #   BenchmarkSeedComparison  client-cpu-µs/call (target < 50 for bench),
@@ -61,6 +66,7 @@ harbor)
 	run -bench Copy -benchtime 5x ./image/
 	run -bench HarborSuiteRun -benchtime 3x ./cmd/bench/
 	;;
+verdicts) run -bench ScoringByVerdict -benchtime 5x ./evaluator/ ;;
 all)
 	run -bench Attempt -benchtime 200x ./runner/
 	run -bench Chat -benchtime 500x ./agent/
@@ -69,10 +75,11 @@ all)
 	run -bench SaveAttempt ./results/
 	run -bench Resolve ./agent/
 	run -bench ScoringCost -benchtime 50x ./evaluator/
+	run -bench ScoringByVerdict -benchtime 5x ./evaluator/
 	run -bench SemverHiddenTests -benchtime 5x ./environment/
 	;;
 *)
-	echo "bench.sh: unknown benchmark $what (attempt, chat, throughput, mcp, store, scale, environments, endpoints)" >&2
+	echo "bench.sh: unknown benchmark $what (attempt, chat, throughput, mcp, store, scale, environments, endpoints, verdicts)" >&2
 	exit 2
 	;;
 esac

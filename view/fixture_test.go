@@ -23,7 +23,11 @@ import (
 	"github.com/benchhq/bench/tasks"
 )
 
-const exampleSuite = "../tasks/suites/examples"
+// exampleSuite holds the example tasks the fixture runs, in their
+// in-process form (hidden tests with per-test reports, checked by the
+// canary), whose per-test verdicts these pages show; the examples
+// themselves are judged out of the agent's reach now.
+const exampleSuite = "../tasks/testdata/in-process"
 
 // fixtureDB is a results file written by real runs of the example suite
 // against the fake model server, made once by TestMain; tests only read it.
