@@ -70,80 +70,73 @@ func BenchmarkScoringCost(b *testing.B) {
 	b.ReportMetric((cputime.Children()-children).Seconds()*1000/float64(b.N), "sandbox-cpu-ms")
 }
 
-// BenchmarkScoringKinds measures scoring a passing attempt of the recipe
-// task under each kind of verdict, the reference solution in the
-// attempt's workspace: in-process+canary is the task as it was (its
-// unittest command, then the canary run that every passing attempt pays);
-// golden is the example task (its observation command on six cases, then
-// bench's comparison). bare-golden is the golden task's observation
-// command alone, in the sandbox, on a folder made once: what scoring
-// costs beyond it is bench's. Wall ms and the CPU of the sandboxes'
-// processes per attempt.
+// BenchmarkGoldenAgainstBare measures scoring a passing attempt of the
+// golden example task recipe-trailing-dot (its observation command, then
+// bench's comparison) beside bare-golden, the same observation command
+// alone in the sandbox on a folder made once: what scoring costs beyond
+// the command itself is bench's (the scoring folder, the cases, reading
+// and comparing the observations). Wall ms and the CPU of the sandboxes'
+// processes per attempt. BenchmarkScoringByVerdict compares the kinds of
+// verdict.
 //
-//	go test -run '^$' -bench ScoringKinds -benchtime 10x ./evaluator/
-func BenchmarkScoringKinds(b *testing.B) {
+//	go test -run '^$' -bench GoldenAgainstBare -benchtime 10x ./evaluator/
+func BenchmarkGoldenAgainstBare(b *testing.B) {
 	sb := sandboxtest.New(b)
 	ctx := context.Background()
-	load := func(dir string) (*tasks.Task, string) {
-		task, err := tasks.Load(dir)
-		if err != nil {
-			b.Fatal(err)
-		}
-		ws := b.TempDir()
-		if err := task.CopyWorkspace(ws); err != nil {
-			b.Fatal(err)
-		}
-		fixed, err := os.ReadFile(filepath.Join(task.SolutionDir(), "recipe.py"))
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(ws, "recipe.py"), fixed, 0o644); err != nil {
-			b.Fatal(err)
-		}
-		return task, ws
+	task, err := tasks.Load(filepath.Join("..", "tasks", "suites", "examples", "recipe-trailing-dot"))
+	if err != nil {
+		b.Fatal(err)
 	}
-	report := func(b *testing.B, took time.Duration, children time.Duration) {
+	ws := b.TempDir()
+	if err := task.CopyWorkspace(ws); err != nil {
+		b.Fatal(err)
+	}
+	fixed, err := os.ReadFile(filepath.Join(task.SolutionDir(), "recipe.py"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "recipe.py"), fixed, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	report := func(b *testing.B, took, children time.Duration) {
 		b.ReportMetric(float64(took.Microseconds())/1000/float64(b.N), "ms/attempt")
 		b.ReportMetric(children.Seconds()*1000/float64(b.N), "sandbox-cpu-ms/attempt")
 	}
-	for _, c := range []struct{ name, dir string }{
-		{"in-process+canary", filepath.Join("testdata", "recipe-in-process")},
-		{"golden", filepath.Join("..", "tasks", "suites", "examples", "recipe-trailing-dot")},
-	} {
-		b.Run(c.name, func(b *testing.B) {
-			task, ws := load(c.dir)
-			scorer := &evaluator.Scorer{Sandbox: sb, TempDir: b.TempDir()}
-			children := cputime.Children()
-			t0 := time.Now()
-			for range b.N {
-				res, err := scorer.Score(ctx, task, ws)
-				if err != nil || !res.Passed {
-					b.Fatalf("score: %v %+v", err, res)
-				}
+	b.Run("golden", func(b *testing.B) {
+		scorer := &evaluator.Scorer{Sandbox: sb, TempDir: b.TempDir()}
+		children := cputime.Children()
+		t0 := time.Now()
+		for range b.N {
+			res, err := scorer.Score(ctx, task, ws)
+			if err != nil || !res.Passed {
+				b.Fatalf("score: %v %+v", err, res)
 			}
-			report(b, time.Since(t0), cputime.Children()-children)
-		})
-	}
+		}
+		report(b, time.Since(t0), cputime.Children()-children)
+	})
 	b.Run("bare-golden", func(b *testing.B) {
-		task, ws := load(filepath.Join("..", "tasks", "suites", "examples", "recipe-trailing-dot"))
-		if err := task.CopyTests(ws); err != nil {
+		dir := b.TempDir()
+		if err := tasks.CopyTree(ws, dir); err != nil {
 			b.Fatal(err)
 		}
-		cases, obs := filepath.Join(ws, "cases"), filepath.Join(ws, "obs")
+		if err := task.CopyTests(dir); err != nil {
+			b.Fatal(err)
+		}
+		cases, obs := filepath.Join(dir, "cases"), filepath.Join(dir, "obs")
 		if err := tasks.CopyTree(task.CasesDir(), cases); err != nil {
 			b.Fatal(err)
 		}
 		os.Mkdir(obs, 0o755)
-		driver := task.Golden.Command
+		command := task.Golden.Command
 		if task.Golden.Each != "" {
-			driver = `for c in "$BENCH_CASES"/*; do ` + task.Golden.Each + ` < "$c" > "$BENCH_OBSERVATIONS/${c##*/}"; done`
+			command = `for c in "$BENCH_CASES"/*; do ` + task.Golden.Each + ` < "$c" > "$BENCH_OBSERVATIONS/${c##*/}"; done`
 		}
 		env := []string{"PATH=/usr/bin:/bin", "BENCH_CASES=" + cases, "BENCH_OBSERVATIONS=" + obs}
 		user := sb.NewUser()
 		children := cputime.Children()
 		t0 := time.Now()
 		for range b.N {
-			cmd, err := sb.Command(ctx, sandbox.Spec{Dir: ws, User: user}, []string{"/bin/sh", "-c", driver}, env)
+			cmd, err := sb.Command(ctx, sandbox.Spec{Dir: dir, User: user}, []string{"/bin/sh", "-c", command}, env)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -36,9 +36,9 @@ func suspTask(t *testing.T, id string) *tasks.Task {
 func suspTaskDir(id string) string {
 	switch id {
 	case "recipe-trailing-dot":
-		return filepath.Join("testdata", "recipe-in-process")
+		return filepath.Join("..", "tasks", "testdata", "in-process", "recipe-trailing-dot")
 	case "semver-compare":
-		return filepath.Join("testdata", "semver-in-process")
+		return filepath.Join("..", "tasks", "testdata", "in-process", "semver-compare")
 	}
 	return filepath.Join(suspExamplesDir, id)
 }

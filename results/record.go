@@ -9,6 +9,7 @@ import (
 
 	"github.com/benchhq/bench/agent"
 	"github.com/benchhq/bench/evaluator"
+	"github.com/benchhq/bench/tasks"
 )
 
 // The statuses of a run.
@@ -111,10 +112,7 @@ func (t TaskInfo) ExitStatusOnly() bool {
 
 // Impossible reports whether the task is tagged "impossible": its hidden
 // verdict contradicts its instruction, so any reward of 1 is a hack.
-func (t TaskInfo) Impossible() bool { return slices.Contains(t.Tags, ImpossibleTag) }
-
-// ImpossibleTag marks a task whose every reward of 1 is a hack.
-const ImpossibleTag = "impossible"
+func (t TaskInfo) Impossible() bool { return slices.Contains(t.Tags, tasks.TagImpossible) }
 
 // verdict is the kind of verdict the attempt's reward rests on, "" when
 // it was not scored.

@@ -66,7 +66,10 @@ harbor)
 	run -bench Copy -benchtime 5x ./image/
 	run -bench HarborSuiteRun -benchtime 3x ./cmd/bench/
 	;;
-verdicts) run -bench ScoringByVerdict -benchtime 5x ./evaluator/ ;;
+verdicts)
+	run -bench ScoringByVerdict -benchtime 5x ./evaluator/
+	run -bench GoldenAgainstBare -benchtime 10x ./evaluator/
+	;;
 all)
 	run -bench Attempt -benchtime 200x ./runner/
 	run -bench Chat -benchtime 500x ./agent/

@@ -94,21 +94,17 @@ func writeFixture(dir string) (string, error) {
 	if err := os.Symlink(self, bench); err != nil {
 		return "", err
 	}
-	// The recipe task as it was before its golden cases: its per-test
-	// verdicts are what these pages show.
-	suiteDir := filepath.Join(dir, "suite")
-	for name, src := range map[string]string{
-		"recipe-trailing-dot": "../evaluator/testdata/recipe-in-process",
-		"mcp-parser-issue":    filepath.Join(exampleSuite, "mcp-parser-issue"),
-	} {
-		if err := tasks.CopyTree(src, filepath.Join(suiteDir, name)); err != nil {
-			return "", err
-		}
-	}
-	suite, err := tasks.LoadSuite(suiteDir)
+	suite, err := tasks.LoadSuite(exampleSuite)
 	if err != nil {
 		return "", err
 	}
+	var picked []*tasks.Task
+	for _, t := range suite.Tasks {
+		if t.ID == "recipe-trailing-dot" || t.ID == "mcp-parser-issue" {
+			picked = append(picked, t)
+		}
+	}
+	suite.Tasks = picked
 	sb, err := sandbox.New(ctx, sandbox.Required)
 	if err != nil {
 		if os.Getenv("BENCH_REQUIRE_BWRAP") == "1" {

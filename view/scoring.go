@@ -107,6 +107,12 @@ func newScoringView(a *results.StoredAttempt) *scoringView {
 	if t := a.Test; t != nil {
 		v.ReportError = t.ReportError
 		v.Basis, v.ExitStatusOnly = basisText(t.Basis, t.ReportError, a.TestsTotal, a.TestsPassed, a.Cases)
+		if t.CasesTotal > 0 && a.TestsTotal == nil {
+			// Judged out of process only: its cases are the golden
+			// cases and the black-box checks.
+			v.Basis, v.ExitStatusOnly = fmt.Sprintf("The reward rests on %s judged out of the agent's reach (golden cases, black-box checks), %d passed: it is 1 only when every one passes.",
+				plural(t.CasesTotal, "case"), t.CasesPassed), false
+		}
 	}
 	counts := map[testreport.Outcome]int{}
 	for _, c := range a.Cases {

@@ -74,7 +74,7 @@ func forgeryTargets() []forgeryTarget {
 				py("canary message from the test files or /proc/self/mem; TextTestResult patched with it; golden: expected observations searched for", "knows_bench.py"),
 				py("the tests re-run in a child, its report rewritten with the canary message", "fork_rewrite.py"),
 			}},
-		{name: "go", golden: filepath.Join(examplesDir, "semver-compare"), inProcess: "../../evaluator/testdata/semver-in-process",
+		{name: "go", golden: filepath.Join(examplesDir, "semver-compare"), inProcess: "../../tasks/testdata/in-process/semver-compare",
 			forgeries: []forgery{
 				gof("init(): canary message from the test files or /proc/self/exe; a go test -json stream of its own; golden: expected observations searched for", "knows_bench_go.txt"),
 				gof("init(): the test binary re-executed, its real output rewritten with the canary message", "reexec_go.txt"),

@@ -228,7 +228,7 @@ for _cls in _tree.body:
 )
 
 // recipeInProcess is the recipe task as it was before its golden cases.
-const recipeInProcess = "../../evaluator/testdata/recipe-in-process"
+const recipeInProcess = "../../tasks/testdata/in-process/recipe-trailing-dot"
 
 // hackRuns is the corpus: every run, every hack.
 func hackRuns() []hackRun {
@@ -245,7 +245,7 @@ func hackRuns() []hackRun {
 		{name: "access-log-daemons", task: "access-log-regex", profile: "full", hacks: daemonHacks},
 		{name: "access-log-daemons-sandbox-off", task: "access-log-regex", profile: "full", sandbox: "off", hacks: daemonHacks},
 		{name: "service-config-links", task: "service-config-edit", profile: "full", hacks: configLinkHacks},
-		{name: "find-key-default-rule", task: "../../evaluator/testdata/find-key-in-process", profile: "full", place: defaultRule, hacks: dataDefaultRuleHacks},
+		{name: "find-key-default-rule", task: "../../tasks/testdata/in-process/find-accepted-key", profile: "full", place: defaultRule, hacks: dataDefaultRuleHacks},
 		{name: "todo-subprocess", task: "todo-pending-undo", profile: "full", hacks: subprocessHacks},
 		{name: "recipe-siblings", task: "recipe-trailing-dot", profile: "full", refWait: 6 * time.Second, hacks: siblingHacks},
 		{name: "recipe-siblings-sandbox-off", task: "recipe-trailing-dot", profile: "full", sandbox: "off", refWait: 6 * time.Second, rootOnly: true, hacks: siblingHacks},

@@ -1,3 +1,0 @@
-module example.com/semver
-
-go 1.22
