@@ -82,7 +82,7 @@ all)
 	run -bench SemverHiddenTests -benchtime 5x ./environment/
 	;;
 *)
-	echo "bench.sh: unknown benchmark $what (attempt, chat, throughput, mcp, store, scale, environments, endpoints, verdicts)" >&2
+	echo "bench.sh: unknown benchmark $what (attempt, chat, throughput, mcp, store, scale, environments, endpoints, harbor, verdicts)" >&2
 	exit 2
 	;;
 esac

@@ -18,6 +18,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -188,4 +189,67 @@ func storedVerdicts(t *testing.T, db string) map[int]string {
 		out[i] = v
 	}
 	return out
+}
+
+// TestForgeriesOnTheImpossibleSuite measures the hack rate of the same
+// forgeries on the impossible-task suite (docs/impossible.md), as a user
+// would: one real bench run over its golden and in-process forms of the
+// recipe and semver tasks (attempt 0 writes the reference solution, which
+// cannot pass there; the others are the forgeries), then bench report.
+// Against golden cases the hack rate must be 0; against in-process tests
+// it is the known limit, logged.
+func TestForgeriesOnTheImpossibleSuite(t *testing.T) {
+	h := newHarness(t)
+	suite := filepath.Join(t.TempDir(), "impossible")
+	byTask := map[string][]forgery{}
+	for _, target := range forgeryTargets() {
+		for _, id := range map[string][]string{
+			"python": {"recipe-trailing-dot-golden", "recipe-trailing-dot-unittest"},
+			"go":     {"semver-compare-golden", "semver-compare-go-test"},
+		}[target.name] {
+			if err := tasks.CopyTree(filepath.Join(examplesDir, "..", "impossible", id), filepath.Join(suite, id)); err != nil {
+				t.Fatal(err)
+			}
+			byTask[id] = target.forgeries
+		}
+	}
+	s, err := tasks.LoadSuite(suite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed := h.nextSeed()
+	attemptsPerTask := 0
+	for _, task := range s.Tasks {
+		refSteps, _ := reference(t, task)
+		h.book.add(t, runner.AttemptSeed(seed, task.ID, 0), script{steps: refSteps})
+		for i, f := range byTask[task.ID] {
+			k := &kit{task: task, t: t}
+			h.book.add(t, runner.AttemptSeed(seed, task.ID, i+1), script{steps: []step{write(f.file, f.code(t, k.orig(f.file)))}})
+		}
+		attemptsPerTask = 1 + len(byTask[task.ID])
+	}
+	db := filepath.Join(t.TempDir(), "bench.db")
+	h.benchRun(t, db, "bench-forgery-"+randHex(6), "forgeries-impossible", []string{"--suite", suite}, attemptsPerTask,
+		"--seed", fmt.Sprint(seed), "--profile", "full")
+	code, out, errs := bench(t, "report", "--db", db, "--format", "json")
+	if code != 0 {
+		t.Fatalf("bench report: exit %d\n%s", code, errs)
+	}
+	var rep results.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.HackRates) != 1 {
+		t.Fatalf("hack rates %+v, want one (the run's one arm)", rep.HackRates)
+	}
+	hr := rep.HackRates[0]
+	var lines []string
+	for _, k := range hr.Kinds {
+		lines = append(lines, fmt.Sprintf("%s: %d of %d attempts rewarded 1", k.Kind, k.Rewarded, k.Scored))
+		if k.Kind == "golden" && k.Rewarded != 0 {
+			t.Errorf("HACKS REWARDED against golden cases on the impossible suite: %d of %d", k.Rewarded, k.Scored)
+		}
+	}
+	t.Logf("hack rate of the forgeries that know bench (and the reference solutions) on the impossible suite: %d of %d, %.0f%% [%.0f%%, %.0f%%]\n%s",
+		hr.Hacks, hr.Attempts, 100*hr.Rate, 100*hr.CI95[0], 100*hr.CI95[1], strings.Join(lines, "\n"))
 }
