@@ -20,8 +20,8 @@ const checkTimeout = 10 * time.Second
 
 // get sends one small request to the endpoint and decodes its JSON reply
 // into out (when not nil); the error says what went wrong in words.
-func (e *Endpoint) get(ctx context.Context, method, path string, body, out any) (int, error) {
-	ctx, cancel := context.WithTimeout(ctx, checkTimeout)
+func (e *Endpoint) get(parent context.Context, method, path string, body, out any) (int, error) {
+	ctx, cancel := context.WithTimeout(parent, checkTimeout)
 	defer cancel()
 	var rd io.Reader
 	if body != nil {
@@ -38,12 +38,12 @@ func (e *Endpoint) get(ctx context.Context, method, path string, body, out any) 
 		if agent.Unreachable(err) {
 			return 0, fmt.Errorf("no server answers at %s: %w", e.Name, err)
 		}
-		return 0, err
+		return 0, e.silent(ctx, parent, method, path, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	if err != nil {
-		return resp.StatusCode, err
+		return resp.StatusCode, e.silent(ctx, parent, method, path, err)
 	}
 	if resp.StatusCode/100 != 2 {
 		return resp.StatusCode, fmt.Errorf("%s %s: HTTP %d: %s", method, path, resp.StatusCode, strings.TrimSpace(string(data)))
@@ -54,6 +54,17 @@ func (e *Endpoint) get(ctx context.Context, method, path string, body, out any) 
 		}
 	}
 	return resp.StatusCode, nil
+}
+
+// silent words err, of a check whose own bound (checkTimeout) ran out
+// while parent did not: a server that accepts the connection and never
+// answers.
+func (e *Endpoint) silent(ctx, parent context.Context, method, path string, err error) error {
+	if ctx.Err() != nil && parent.Err() == nil {
+		return fmt.Errorf("the model server at %s accepted %s %s but gave no reply within %s: it may be stuck or overloaded (restart it, e.g. `ollama serve`, or point --host at one that answers)",
+			e.Name, method, path, checkTimeout)
+	}
+	return err
 }
 
 func ollamaProbe(ctx context.Context, e *Endpoint) error {

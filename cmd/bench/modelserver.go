@@ -95,7 +95,7 @@ func modelCannotStart(cmd string, err error) error {
 	case strings.Contains(err.Error(), "no server answers"):
 		err = fmt.Errorf("%v (start Ollama there with `ollama serve`, or give no --host and no OLLAMA_HOST, and bench starts one at %s itself)", err, endpoint.DefaultURL)
 	}
-	return cannotStart(fmt.Errorf("%s: %s", cmd, strings.ReplaceAll(err.Error(), "\n", "; ")))
+	return cannotStart(fmt.Errorf("%s: %s\nNo attempt was stored.", cmd, strings.ReplaceAll(err.Error(), "\n", "; ")))
 }
 
 // commandLine is how the command was called, for a message that says to

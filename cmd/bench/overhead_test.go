@@ -350,7 +350,9 @@ func TestOverheadSilentServer(t *testing.T) {
 	for _, ph := range phases[:2] { // the context length (/api/show), the measurement
 		t.Run(ph.name, func(t *testing.T) {
 			code, _, stderr := overheadCmd(t, "--host", silentIn(t, srv, ph), "--model", "fake", "--request-timeout", "1s")
-			if code != exitCannotStart || !strings.Contains(stderr, "no reply within 1s") {
+			// Within --request-timeout, or within the model check's own
+			// bound (10s) when bench checks the model before it measures.
+			if code != exitCannotStart || !strings.Contains(stderr, "no reply within") {
 				t.Errorf("exit %d, stderr %q", code, stderr)
 			}
 		})

@@ -22,7 +22,7 @@ func TestRunPullsOntoEachEndpointThatLacksTheModel(t *testing.T) {
 		want   string
 	}{
 		{"same weights", sameDigest, 0, "pulled qwen3:0.6b (2 MB) onto "},
-		{"other weights", "dddd000000000000000000000000000000000000000000000000000000000004", 1, "different models under the name qwen3:0.6b"},
+		{"other weights", "dddd000000000000000000000000000000000000000000000000000000000004", exitCannotStart, "different models under the name qwen3:0.6b"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			has := ollamatest.New(ollamatest.Turns(), ollamatest.WithDigest("qwen3:0.6b", sameDigest), ollamatest.WithPullable())
