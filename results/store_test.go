@@ -195,8 +195,8 @@ func TestOpenInitialisesAndIsIdempotent(t *testing.T) {
 		if err := db.QueryRow("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").Scan(&tables); err != nil {
 			t.Fatal(err)
 		}
-		if appID != ApplicationID || version != SchemaVersion || mode != "wal" || tables != 15 {
-			t.Errorf("%s: application_id %#x, user_version %d, journal_mode %s, %d tables; want %#x, %d, wal, 15",
+		if appID != ApplicationID || version != SchemaVersion || mode != "wal" || tables != 16 {
+			t.Errorf("%s: application_id %#x, user_version %d, journal_mode %s, %d tables; want %#x, %d, wal, 16",
 				filepath.Base(path), appID, version, mode, tables, ApplicationID, SchemaVersion)
 		}
 	}
