@@ -204,6 +204,17 @@ func (s *RunSummary) Histogram(metric string) (Histogram, bool) {
 	return Histogram{}, false
 }
 
+// summaryFormat is the form of what run_summaries holds, and of the
+// computation of the report it holds: a summary of another form is not
+// used. Raise it whenever a run's report is computed differently.
+const summaryFormat = 1
+
+// summaryVersion is the version a summary of a run at runVersion is kept
+// at: the run's, the report's and the summary's own.
+func summaryVersion(runVersion string) string {
+	return fmt.Sprintf("%s r%d s%d", runVersion, ReportVersion, summaryFormat)
+}
+
 // StoredRunSummary returns the summary of a run kept in the store and
 // the run's version, or a nil summary when none is kept at the run's
 // current version (none was written, or the run changed since). It is an
@@ -223,7 +234,7 @@ func (s *Store) StoredRunSummary(ctx context.Context, runID string) (*RunSummary
 		return nil, version, nil
 	case err != nil:
 		return nil, "", fmt.Errorf("summary of run %q in %s: %w", runID, s.path, err)
-	case row.Version != version:
+	case row.Version != summaryVersion(version):
 		return nil, version, nil
 	}
 	sum := &RunSummary{}
@@ -252,13 +263,19 @@ func (s *Store) SaveRunSummary(ctx context.Context, runID string) error {
 	if err != nil {
 		return fmt.Errorf("save the summary of run %q: %w", runID, err)
 	}
+	packed, err := packAttempts(rr.Run, rr.Attempts)
+	if err != nil {
+		return fmt.Errorf("save the summary of run %q: %w", runID, err)
+	}
 	err = s.write(ctx, func(tx *sqlx.Tx) error {
 		// The run may have changed while the summary was computed: it is
 		// then kept at the version it was computed at, which is stale, and
 		// a later SaveRunSummary replaces it.
-		_, err := tx.ExecContext(ctx, `INSERT INTO run_summaries (run_id, version, summary_json) VALUES (?, ?, ?)
-			ON CONFLICT (run_id) DO UPDATE SET version = excluded.version, summary_json = excluded.summary_json`,
-			runID, version, string(body))
+		_, err := tx.ExecContext(ctx, `INSERT INTO run_summaries (run_id, version, summary_json, attempts_packed)
+			VALUES (?, ?, ?, ?)
+			ON CONFLICT (run_id) DO UPDATE SET version = excluded.version, summary_json = excluded.summary_json,
+				attempts_packed = excluded.attempts_packed`,
+			runID, summaryVersion(version), string(body), packed)
 		return err
 	})
 	if err != nil {
@@ -598,4 +615,49 @@ func TaskRows(run *Run, attempts []AttemptMetrics, ks []int) ([]Metrics, map[str
 		}
 	}
 	return rows, diffs, nil
+}
+
+// storedReport returns the report of a run from its stored summary and
+// packed attempts, the same as BuildReport gives with the default
+// options, or nil when the run has no summary at its current version.
+func (s *Store) storedReport(ctx context.Context, runID string) (*Report, error) {
+	sum, version, err := s.StoredRunSummary(ctx, runID)
+	if err != nil || sum == nil {
+		return nil, err
+	}
+	var row struct {
+		Version string `db:"version"`
+		Packed  []byte `db:"attempts_packed"`
+	}
+	if err := s.db.GetContext(ctx, &row, `SELECT version, attempts_packed FROM run_summaries WHERE run_id = ?`, runID); err != nil {
+		return nil, fmt.Errorf("attempts of run %q in %s: %w", runID, s.path, err)
+	}
+	if row.Version != summaryVersion(version) {
+		// Replaced meanwhile.
+		return nil, nil
+	}
+	arms, tasks, attempts, err := unpackAttempts(row.Packed)
+	if err != nil {
+		return nil, fmt.Errorf("attempts of run %q in %s: %w", runID, s.path, err)
+	}
+	run := &Run{ID: runID}
+	for i, a := range arms {
+		run.Arms = append(run.Arms, Arm{Name: a, Index: i})
+	}
+	for _, t := range tasks {
+		run.Tasks = append(run.Tasks, TaskInfo{ID: t})
+	}
+	rows, diffs, err := TaskRows(run, attempts, sum.Report.Ks)
+	if err != nil {
+		return nil, fmt.Errorf("report of run %q in %s: %w", runID, s.path, err)
+	}
+	rep := sum.Report
+	rep.Tasks = rows
+	for i := range rep.Comparisons {
+		rep.Comparisons[i].Diffs = diffs[rep.Comparisons[i].Arm]
+		if rep.Comparisons[i].Diffs == nil {
+			rep.Comparisons[i].Diffs = []TaskDiff{}
+		}
+	}
+	return rep, nil
 }

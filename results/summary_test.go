@@ -325,3 +325,96 @@ func TestTaskRowsAreTheReports(t *testing.T) {
 		}
 	}
 }
+
+// A stopped run's report, from its summary and packed attempts, is the
+// one computed from its attempts, byte for byte in every format.
+func TestStoredReportIsTheComputedOne(t *testing.T) {
+	ctx := context.Background()
+	s, path := openTemp(t)
+	run := summaryRun(t, s)
+	db := rawDB(t, path)
+	defer db.Close()
+	// Flags, a verdict and advantages, so that every packed column counts.
+	if _, err := db.Exec(`UPDATE attempts SET flags = 'hidden-tests-touched,skip-marker', verdict = 'golden' WHERE idx = 1`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`UPDATE attempts SET advantage = (idx - 1.5) / 3, advantage_method = 'grpo' WHERE status = 'finished'`); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.FinishRun(ctx, run.ID, RunFinished); err != nil {
+		t.Fatal(err)
+	}
+	stored, err := s.storedReport(ctx, run.ID)
+	if err != nil || stored == nil {
+		t.Fatalf("storedReport: %v, %v", stored, err)
+	}
+	rr, err := s.ReportWithAttempts(ctx, run.ID, ReportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range Formats() {
+		var a, b strings.Builder
+		if err := stored.Write(&a, f); err != nil {
+			t.Fatal(err)
+		}
+		if err := rr.Report.Write(&b, f); err != nil {
+			t.Fatal(err)
+		}
+		if a.String() != b.String() {
+			t.Errorf("%s: the stored report\n%s\nwant\n%s", f, a.String(), b.String())
+		}
+	}
+	// Report takes it; a broken packed list is left aside for the
+	// attempts.
+	if _, err := db.Exec(`UPDATE run_summaries SET attempts_packed = x'00'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.storedReport(ctx, run.ID); err == nil || !strings.Contains(err.Error(), "not a packed list") {
+		t.Errorf("a broken packed list: %v", err)
+	}
+	rep, err := s.Report(ctx, run.ID, ReportOptions{})
+	if err != nil || len(rep.Tasks) != 4 {
+		t.Fatalf("Report with a broken packed list: %v", err)
+	}
+}
+
+// Packed attempts read back as they were, every field; a cut or changed
+// list is an error, never attempts made up.
+func TestPackedAttempts(t *testing.T) {
+	ctx := context.Background()
+	s, path := openTemp(t)
+	run := summaryRun(t, s)
+	db := rawDB(t, path)
+	defer db.Close()
+	if _, err := db.Exec(`UPDATE attempts SET flags = 'a,b', verdict = 'black_box', advantage = -0.25, advantage_method = 'grpo' WHERE idx = 2`); err != nil {
+		t.Fatal(err)
+	}
+	want, err := s.AttemptMetrics(ctx, run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := packAttempts(run, want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	arms, tasks, got, err := unpackAttempts(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(arms, []string{"baseline", "strict"}) || !slices.Equal(tasks, []string{"recipe-trailing-dot", "csv-sum"}) {
+		t.Errorf("arms %v, tasks %v", arms, tasks)
+	}
+	gotJSON, _ := json.Marshal(got)
+	wantJSON, _ := json.Marshal(want)
+	if string(gotJSON) != string(wantJSON) {
+		t.Errorf("unpacked\n%s\nwant\n%s", gotJSON, wantJSON)
+	}
+	for _, bad := range [][]byte{nil, []byte("nope"), b[:len(b)-1], append(slices.Clone(b), 0), b[:len(packedMagic)+3]} {
+		if _, _, _, err := unpackAttempts(bad); err == nil || !strings.Contains(err.Error(), "not a packed list of attempts") {
+			t.Errorf("%d bytes: %v, want an error", len(bad), err)
+		}
+	}
+	if _, err := packAttempts(run, []AttemptMetrics{{ID: 1, Key: AttemptKey{Arm: "nope", Task: "csv-sum"}}}); err == nil {
+		t.Error("an attempt of an arm the run lacks was packed")
+	}
+}

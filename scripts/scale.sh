@@ -14,6 +14,8 @@
 #                               export: one of them)
 #   BENCH_SCALE_BIN=DIR         measure DIR/bench rather than this tree's
 #                               (a build of another revision: before/after)
+#   BENCH_SCALE_DB=FILE         measure FILE as it is (say, one written by
+#                               another revision's gendb), never generated
 #
 # The database is kept in ${BENCH_SCALE_DIR:-$TMPDIR} as bench-scale-N.db and
 # generated again only when the generator or the schema changed. Each
@@ -43,9 +45,11 @@ else
 fi
 go build -o "$bin/gendb" ./scripts/gendb
 
-db=$dir/bench-scale-$n.db
+db=${BENCH_SCALE_DB:-$dir/bench-scale-$n.db}
 stamp=$(cat scripts/gendb/*.go results/migrations/*.sql | sha256sum | cut -c1-16)
-if [[ ! -f $db || $(cat "$db.stamp" 2>/dev/null) != "$stamp" ]]; then
+if [[ -n ${BENCH_SCALE_DB:-} ]]; then
+	[[ -f $db ]] || { echo "scale.sh: BENCH_SCALE_DB=$db: no such file" >&2; exit 2; }
+elif [[ ! -f $db || $(cat "$db.stamp" 2>/dev/null) != "$stamp" ]]; then
 	rm -f "$db" "$db-wal" "$db-shm" "$db.stamp"
 	"$bin/gendb" --out "$db" --attempts "$n"
 	echo "$stamp" >"$db.stamp"

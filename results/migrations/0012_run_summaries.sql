@@ -93,11 +93,13 @@ END;
 
 -- run_summaries holds one run's summary (a JSON object: the report without
 -- its per-task rows, the attempts' counts by arm, status, reward and stop
--- reason, and the histograms of the run page), written when the run
+-- reason, and the histograms of the run page) and its attempts packed
+-- (the columns a report reads, docs/schema.md), written when the run
 -- stops (FinishRun) at the version it was computed at. A summary whose
 -- version is not the run's current one is stale and not used.
 CREATE TABLE run_summaries (
-    run_id       TEXT PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
-    version      TEXT NOT NULL,
-    summary_json TEXT NOT NULL
+    run_id          TEXT PRIMARY KEY REFERENCES runs (id) ON DELETE CASCADE,
+    version         TEXT NOT NULL,
+    summary_json    TEXT NOT NULL,
+    attempts_packed BLOB NOT NULL
 );
