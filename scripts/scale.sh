@@ -115,7 +115,7 @@ if [[ -z $only || $only == view ]]; then
 	printf '%-34s %10s %10s %10s %10s\n' page "1st cpu" "1st wall" "2nd cpu" "2nd wall"
 	for p in / "/runs/$run_id" "/runs/$run_id?page=20" "/runs/$run_id?outcome=fail" \
 		"/runs/$run_id/attempts" "/runs/$run_id/attempts?page=400" "/runs/$run_id/attempts?outcome=pass&page=2" \
-		"/attempts/$attempt"; do
+		"/attempts/$attempt" "/compare?a=$run_id"; do
 		# The median (by first-request CPU) of $runs fresh servers.
 		read -r c1 w1 c2 w2 < <(for _ in $(seq "$runs"); do page "$p"; done | sort -n | sed -n "$(( (runs + 1) / 2 ))p")
 		printf '%-34s %10s %10s %10s %10s\n' "$p" "$c1" "$w1" "$c2" "$w2"
