@@ -119,6 +119,11 @@ func (s *Store) exportRun(ctx context.Context, ex *exporter, run *Run, opts Expo
 	if rj.options == nil {
 		rj.options = map[string]any{}
 	}
+	// A run is written a slice at a time: an attempt that every reader
+	// refuses is found before its first line.
+	if err := s.checkRewards(ctx, run.ID); err != nil {
+		return err
+	}
 	missing, stored, err := s.advantageMethods(ctx, run.ID)
 	if err != nil {
 		return err
@@ -202,6 +207,22 @@ func (s *Store) exportRun(ctx context.Context, ex *exporter, run *Run, opts Expo
 			if err := ex.run(ctx, rj, jobs, stats, methods); err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+// checkRewards returns the error AttemptMetrics gives for a finished
+// attempt of the run without a reward, if it holds one.
+func (s *Store) checkRewards(ctx context.Context, runID string) error {
+	var rows []attemptRow
+	if err := s.db.SelectContext(ctx, &rows, `SELECT id, arm, task_id, idx, status FROM attempts
+		WHERE run_id = ? AND status = 'finished' AND reward IS NULL ORDER BY id LIMIT 1`, runID); err != nil {
+		return fmt.Errorf("rewards of run %q: %w", runID, err)
+	}
+	for _, r := range rows {
+		if _, err := r.metrics(); err != nil {
+			return err
 		}
 	}
 	return nil
