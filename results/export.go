@@ -158,6 +158,11 @@ type ExportStats struct {
 // has with a *NoArmError, MinReward above MaxReward with a
 // *RewardRangeError.
 func (s *Store) Export(ctx context.Context, w io.Writer, opts ExportOptions) (ExportStats, error) {
+	return s.export(ctx, w, opts, exportTasks)
+}
+
+// export is Export reading tasks tasks of a run at a time.
+func (s *Store) export(ctx context.Context, w io.Writer, opts ExportOptions, tasks int) (ExportStats, error) {
 	var stats ExportStats
 	if err := opts.check(); err != nil {
 		return stats, fmt.Errorf("export: %w", err)
@@ -171,6 +176,7 @@ func (s *Store) Export(ctx context.Context, w io.Writer, opts ExportOptions) (Ex
 		return stats, fmt.Errorf("export: %w", err)
 	}
 	defer ex.close()
+	ex.tasks = tasks
 	methods := map[string]bool{}
 	for _, run := range runs {
 		stats.Runs = append(stats.Runs, run.ID)
@@ -247,24 +253,14 @@ func (s *Store) exportRuns(ctx context.Context, opts ExportOptions) ([]*Run, err
 	return runs, nil
 }
 
-// recomputeWith says whether a run's advantages must be computed at
+// recomputeFrom says whether a run's advantages must be computed at
 // export, and with which method: always when one is asked for; otherwise
-// when a finished attempt has none or the methods differ, with the stored
-// method if there is exactly one, else GRPO.
-func recomputeWith(asked evaluator.Method, attempts []AttemptMetrics) (evaluator.Method, bool) {
+// when a finished attempt has none (missing) or the methods of those
+// stored differ, with the stored method if there is exactly one, else
+// GRPO.
+func recomputeFrom(asked evaluator.Method, missing bool, stored map[string]bool) (evaluator.Method, bool) {
 	if asked != "" {
 		return asked, true
-	}
-	stored := map[string]bool{}
-	missing := false
-	for _, a := range attempts {
-		switch {
-		case !a.Finished():
-		case a.Advantage == nil:
-			missing = true
-		default:
-			stored[a.AdvantageMethod] = true
-		}
 	}
 	if !missing && len(stored) <= 1 {
 		return "", false
@@ -277,6 +273,23 @@ func recomputeWith(asked evaluator.Method, attempts []AttemptMetrics) (evaluator
 		}
 	}
 	return evaluator.GRPO, true
+}
+
+// recomputeWith is recomputeFrom for a run's attempts in hand (the
+// exact-token export reads them all).
+func recomputeWith(asked evaluator.Method, attempts []AttemptMetrics) (evaluator.Method, bool) {
+	stored := map[string]bool{}
+	missing := false
+	for _, a := range attempts {
+		switch {
+		case !a.Finished():
+		case a.Advantage == nil:
+			missing = true
+		default:
+			stored[a.AdvantageMethod] = true
+		}
+	}
+	return recomputeFrom(asked, missing, stored)
 }
 
 // keep applies the reward filters.

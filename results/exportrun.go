@@ -42,6 +42,8 @@ type exporter struct {
 	workers int
 	// free holds line buffers written and ready for reuse.
 	free chan []byte
+	// tasks is how many tasks are read at a time (exportTasks).
+	tasks int
 }
 
 // messagesQuery reads the conversations of a group's attempts (their ids
@@ -66,7 +68,7 @@ func (s *Store) newExporter(ctx context.Context, w io.Writer) (*exporter, error)
 		return nil, fmt.Errorf("prepare messages query: %w", err)
 	}
 	n := min(runtime.GOMAXPROCS(0), 4)
-	return &exporter{s: s, w: w, msgs: st, workers: n, free: make(chan []byte, 4*n)}, nil
+	return &exporter{s: s, w: w, msgs: st, workers: n, free: make(chan []byte, 4*n), tasks: exportTasks}, nil
 }
 
 func (ex *exporter) close() { ex.msgs.Close() }
@@ -93,88 +95,260 @@ type runJob struct {
 	lists   map[int64]json.RawMessage
 }
 
-func (s *Store) exportRun(ctx context.Context, ex *exporter, run *Run, opts ExportOptions, stats *ExportStats, methods map[string]bool) error {
-	rj := &runJob{run: run, options: run.Options}
-	type withLine struct {
-		AttemptMetrics
-		exportAttempt
-	}
-	extra := []string{"a.seed", "a.tool_list_id",
+// exportTasks is how many of a run's tasks an export reads at a time,
+// under one arm: its memory holds their attempts, not the run's.
+const exportTasks = 256
+
+// exportColumns are the columns an export reads of an attempt besides
+// attemptColumns, in the order exportRun's conversion takes them.
+func exportColumns() []string {
+	return []string{"a.seed", "a.tool_list_id",
 		"(SELECT basis FROM test_results WHERE attempt_id = a.id)",
 		"(SELECT tests_total FROM test_results WHERE attempt_id = a.id)",
 		"(SELECT tests_passed FROM test_results WHERE attempt_id = a.id)",
 		"(SELECT cases_total FROM test_results WHERE attempt_id = a.id)",
 		"(SELECT cases_passed FROM test_results WHERE attempt_id = a.id)",
 		"a.verdict", "a.flags"}
-	rows, err := runAttempts(ctx, s, run.ID, extra, func(r *attemptRow, x *columnReader) (withLine, error) {
-		m, err := r.metrics()
-		l := exportAttempt{seed: x.int64(0), toolList: x.nullInt64(1), wallMS: r.WallMS,
-			basis: x.nullText(2), testsTotal: x.nullInt64(3), testsPassed: x.nullInt64(4),
-			casesTotal: x.nullInt64(5), casesPassed: x.nullInt64(6)}
-		m.Verdict, m.Flags = evaluator.Verdict(x.text(7)), splitFlags(x.text(8))
-		return withLine{m, l}, err
-	})
-	if err != nil {
-		return fmt.Errorf("read attempts: %w", err)
-	}
-	attempts := make([]AttemptMetrics, len(rows))
-	rj.byID = make(map[int64]exportAttempt, len(rows))
-	for i, r := range rows {
-		attempts[i] = r.AttemptMetrics
-		rj.byID[r.ID] = r.exportAttempt
-	}
-	rows = nil
-	for _, m := range attempts {
-		if m.Status != StatusFinished && (len(opts.Arms) == 0 || slices.Contains(opts.Arms, m.Key.Arm)) {
-			stats.Unscored++
-		}
-	}
+}
+
+// exportRun writes a run's lines, a slice of its tasks at a time under
+// each arm in turn (the lines' order: arm, task, index), so that memory
+// holds a slice's attempts whatever the run's size.
+func (s *Store) exportRun(ctx context.Context, ex *exporter, run *Run, opts ExportOptions, stats *ExportStats, methods map[string]bool) error {
+	rj := &runJob{run: run, options: run.Options}
 	if rj.options == nil {
 		rj.options = map[string]any{}
 	}
-	groups, err := groupAttempts(run, attempts)
+	// A run is written a slice at a time: an attempt that every reader
+	// refuses is found before its first line.
+	if err := s.checkRewards(ctx, run.ID); err != nil {
+		return err
+	}
+	missing, stored, err := s.advantageMethods(ctx, run.ID)
 	if err != nil {
 		return err
 	}
-	recompute, ok := recomputeWith(opts.Method, attempts)
-	attempts = nil // the groups hold them from here on
+	var adv map[int64]float64
+	recompute, ok := recomputeFrom(opts.Method, missing, stored)
 	if ok {
-		adv, err := groupAdvantages(groups, recompute)
-		if err != nil {
+		// Advantages are computed over the whole run at once (a batch
+		// method scales by every group's rewards): from the rewards alone.
+		if adv, err = s.runAdvantages(ctx, run, recompute); err != nil {
 			return err
-		}
-		for _, g := range groups {
-			for i := range g.attempts {
-				if v, ok := adv[g.attempts[i].ID]; ok {
-					g.attempts[i].Advantage, g.attempts[i].AdvantageMethod = &v, string(recompute)
-				}
-			}
 		}
 		stats.Computed = append(stats.Computed, run.ID)
 	}
 	if rj.lists, err = s.toolLists(ctx, run.ID); err != nil {
 		return err
 	}
-	var jobs []*exportJob
-	for _, g := range groups {
-		if len(opts.Arms) > 0 && !slices.Contains(opts.Arms, g.arm) {
+	type withLine struct {
+		AttemptMetrics
+		exportAttempt
+	}
+	conv := func(r *attemptRow, x *columnReader) (withLine, error) {
+		m, err := r.metrics()
+		l := exportAttempt{seed: x.int64(0), toolList: x.nullInt64(1), wallMS: r.WallMS,
+			basis: x.nullText(2), testsTotal: x.nullInt64(3), testsPassed: x.nullInt64(4),
+			casesTotal: x.nullInt64(5), casesPassed: x.nullInt64(6)}
+		m.Verdict, m.Flags = evaluator.Verdict(x.text(7)), splitFlags(x.text(8))
+		return withLine{m, l}, err
+	}
+	for _, arm := range run.Arms {
+		if len(opts.Arms) > 0 && !slices.Contains(opts.Arms, arm.Name) {
 			continue
 		}
-		if opts.OnlySignal && g.zeroVariance() {
-			continue
-		}
-		finished := g.finished()
-		j := &exportJob{group: g, finished: len(finished), done: make(chan exportResult, 1)}
-		for _, a := range finished {
-			if opts.keep(float64(*a.Reward)) {
-				j.kept = append(j.kept, a)
+		for start := 0; start < len(run.Tasks); start += ex.tasks {
+			part := *run
+			part.Arms = []Arm{arm}
+			part.Tasks = run.Tasks[start:min(start+ex.tasks, len(run.Tasks))]
+			rows, err := partAttempts(ctx, s, &part, exportColumns(), conv)
+			if err != nil {
+				return fmt.Errorf("read attempts: %w", err)
+			}
+			attempts := make([]AttemptMetrics, len(rows))
+			rj.byID = make(map[int64]exportAttempt, len(rows))
+			for i, r := range rows {
+				attempts[i] = r.AttemptMetrics
+				rj.byID[r.ID] = r.exportAttempt
+				if r.Status != StatusFinished {
+					stats.Unscored++
+				}
+			}
+			rows = nil
+			groups, err := groupAttempts(&part, attempts)
+			if err != nil {
+				return err
+			}
+			if ok {
+				for _, g := range groups {
+					for i := range g.attempts {
+						if v, ok := adv[g.attempts[i].ID]; ok {
+							g.attempts[i].Advantage, g.attempts[i].AdvantageMethod = &v, string(recompute)
+						}
+					}
+				}
+			}
+			var jobs []*exportJob
+			for _, g := range groups {
+				if opts.OnlySignal && g.zeroVariance() {
+					continue
+				}
+				finished := g.finished()
+				j := &exportJob{group: g, finished: len(finished), done: make(chan exportResult, 1)}
+				for _, a := range finished {
+					if opts.keep(float64(*a.Reward)) {
+						j.kept = append(j.kept, a)
+					}
+				}
+				if len(j.kept) > 0 {
+					jobs = append(jobs, j)
+				}
+			}
+			if err := ex.run(ctx, rj, jobs, stats, methods); err != nil {
+				return err
 			}
 		}
-		if len(j.kept) > 0 {
-			jobs = append(jobs, j)
+	}
+	return nil
+}
+
+// checkRewards returns the error AttemptMetrics gives for a finished
+// attempt of the run without a reward, if it holds one.
+func (s *Store) checkRewards(ctx context.Context, runID string) error {
+	var rows []attemptRow
+	if err := s.db.SelectContext(ctx, &rows, `SELECT id, arm, task_id, idx, status FROM attempts
+		WHERE run_id = ? AND status = 'finished' AND reward IS NULL ORDER BY id LIMIT 1`, runID); err != nil {
+		return fmt.Errorf("rewards of run %q: %w", runID, err)
+	}
+	for _, r := range rows {
+		if _, err := r.metrics(); err != nil {
+			return err
 		}
 	}
-	return ex.run(ctx, rj, jobs, stats, methods)
+	return nil
+}
+
+// advantageMethods says whether a finished attempt of the run has no
+// advantage, and which methods the stored advantages were computed with:
+// what recomputeFrom decides by. The index attempts_report answers it.
+func (s *Store) advantageMethods(ctx context.Context, runID string) (missing bool, stored map[string]bool, err error) {
+	var rows []struct {
+		Method sql.NullString `db:"m"`
+		Has    bool           `db:"has"`
+	}
+	if err := s.db.SelectContext(ctx, &rows, `SELECT DISTINCT advantage_method AS m, advantage IS NOT NULL AS has
+		FROM attempts WHERE run_id = ? AND status = 'finished' AND reward IS NOT NULL`, runID); err != nil {
+		return false, nil, fmt.Errorf("advantages of run %q: %w", runID, err)
+	}
+	stored = map[string]bool{}
+	for _, r := range rows {
+		if !r.Has {
+			missing = true
+			continue
+		}
+		stored[r.Method.String] = true
+	}
+	return missing, stored, nil
+}
+
+// runAdvantages computes the advantage of every finished attempt of a
+// run with method, by attempt id, from the attempts' rewards alone.
+func (s *Store) runAdvantages(ctx context.Context, run *Run, method evaluator.Method) (map[int64]float64, error) {
+	keys, err := runAttempts(ctx, s, run.ID, nil, func(r *attemptRow, _ *columnReader) (AttemptMetrics, error) {
+		m, err := r.metrics()
+		// Only what grouping and the advantage need.
+		return AttemptMetrics{ID: m.ID, Key: m.Key, Status: m.Status, Reward: m.Reward}, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read rewards: %w", err)
+	}
+	groups, err := groupAttempts(run, keys)
+	if err != nil {
+		return nil, err
+	}
+	return groupAdvantages(groups, method)
+}
+
+// partAttempts reads the attempts of part's arms and tasks (a slice of a
+// run), attemptColumns then extraColumns, converted by conv, in arm,
+// task, index order.
+func partAttempts[T any](ctx context.Context, s *Store, part *Run, extraColumns []string, conv func(r *attemptRow, extra *columnReader) (T, error)) ([]T, error) {
+	if len(part.Tasks) == 0 {
+		return nil, nil
+	}
+	taskRank := make(map[string]int, len(part.Tasks))
+	for i, t := range part.Tasks {
+		taskRank[t.ID] = i
+	}
+	q := `SELECT ` + attemptColumns
+	for _, c := range extraColumns {
+		q += ", " + c
+	}
+	q += ` FROM attempts a WHERE a.run_id = ? AND a.arm = ? AND a.task_id IN (?` + strings.Repeat(", ?", len(part.Tasks)-1) + `)`
+	type keyed struct {
+		task, idx int
+		v         T
+	}
+	var out []T
+	for _, arm := range part.Arms {
+		args := make([]any, 0, 2+len(part.Tasks))
+		args = append(args, part.ID, arm.Name)
+		for _, t := range part.Tasks {
+			args = append(args, t.ID)
+		}
+		rows, err := s.db.QueryContext(ctx, q, args...)
+		if err != nil {
+			return nil, err
+		}
+		names, err := rows.Columns()
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		vals := make([]any, len(names))
+		dest := make([]any, len(names))
+		for i := range vals {
+			dest[i] = &vals[i]
+		}
+		var got []keyed
+		r := attemptRow{Arm: arm.Name}
+		for rows.Next() {
+			if err := rows.Scan(dest...); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			c := &columnReader{vals: vals[:attemptColumnCount], names: names[:attemptColumnCount]}
+			if err := r.scan(c); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			x := &columnReader{vals: vals[attemptColumnCount:], names: names[attemptColumnCount:]}
+			v, err := conv(&r, x)
+			if err == nil {
+				err = x.err
+			}
+			if err != nil {
+				rows.Close()
+				return nil, err
+			}
+			got = append(got, keyed{task: taskRank[r.Task], idx: r.Index, v: v})
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, err
+		}
+		slices.SortFunc(got, func(a, b keyed) int {
+			if a.task != b.task {
+				return a.task - b.task
+			}
+			return a.idx - b.idx
+		})
+		for _, k := range got {
+			out = append(out, k.v)
+		}
+	}
+	return out, nil
 }
 
 // run encodes the jobs with the workers and writes their lines in order.

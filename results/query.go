@@ -96,29 +96,33 @@ func (s *Store) getRun(ctx context.Context, id string) (*Run, error) {
 	for _, a := range arms {
 		run.Arms = append(run.Arms, Arm{Name: a.Name, Index: a.Index, Config: a.Config})
 	}
-	var tasks []struct {
-		ID          string `db:"id"`
-		Dir         string `db:"dir"`
-		Hash        string `db:"hash"`
-		Instruction string `db:"instruction"`
-		Report      string `db:"report"`
-		Verdict     string `db:"verdict"`
-		Tags        string `db:"tags"`
-	}
-	if err := s.db.SelectContext(ctx, &tasks, `SELECT id, dir, hash, instruction, report, verdict, tags FROM tasks
-		WHERE run_id = ? ORDER BY idx`, id); err != nil {
+	// A run holds thousands of tasks: scanned by hand rather than through
+	// sqlx's reflection, and an empty tag list not decoded.
+	rows, err := s.db.QueryContext(ctx, `SELECT id, dir, hash, instruction, report, verdict, tags FROM tasks
+		WHERE run_id = ? ORDER BY idx`, id)
+	if err != nil {
 		return nil, fmt.Errorf("tasks: %w", err)
 	}
-	for _, t := range tasks {
-		var tags []string
-		if err := json.Unmarshal([]byte(t.Tags), &tags); err != nil {
-			return nil, fmt.Errorf("task %s: tags %q: %w", t.ID, t.Tags, err)
+	defer rows.Close()
+	for rows.Next() {
+		var t TaskInfo
+		var verdict, tags string
+		if err := rows.Scan(&t.ID, &t.Dir, &t.Hash, &t.Instruction, &t.Report, &verdict, &tags); err != nil {
+			return nil, fmt.Errorf("tasks: %w", err)
 		}
-		if len(tags) == 0 {
-			tags = nil
+		t.Verdict = evaluator.Verdict(verdict)
+		if tags != "[]" {
+			if err := json.Unmarshal([]byte(tags), &t.Tags); err != nil {
+				return nil, fmt.Errorf("task %s: tags %q: %w", t.ID, tags, err)
+			}
+			if len(t.Tags) == 0 {
+				t.Tags = nil
+			}
 		}
-		run.Tasks = append(run.Tasks, TaskInfo{ID: t.ID, Dir: t.Dir, Hash: t.Hash, Instruction: t.Instruction, Report: t.Report,
-			Verdict: evaluator.Verdict(t.Verdict), Tags: tags})
+		run.Tasks = append(run.Tasks, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("tasks: %w", err)
 	}
 	return run, nil
 }

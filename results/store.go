@@ -534,6 +534,8 @@ func newRunID(now time.Time) (string, error) {
 
 // FinishRun sets a run's status and its finish time (now). Setting
 // RunRunning again, when a run is resumed, clears the finish time.
+// Stopping a run (finished or interrupted) also computes and keeps its
+// summary (SaveRunSummary), which bench view reads.
 func (s *Store) FinishRun(ctx context.Context, id, status string) error {
 	if err := validRunStatus(status); err != nil {
 		return fmt.Errorf("finish run %q: %w", id, err)
@@ -558,6 +560,14 @@ func (s *Store) FinishRun(ctx context.Context, id, status string) error {
 	})
 	if err != nil {
 		return fmt.Errorf("finish run %q in %s: %w", id, s.path, err)
+	}
+	if status == RunRunning {
+		return nil
+	}
+	// A stopped run's summary is what bench view reads of it: computed
+	// now, once, rather than by the first person who looks.
+	if err := s.SaveRunSummary(ctx, id); err != nil {
+		return fmt.Errorf("finish run %q: %w", id, err)
 	}
 	return nil
 }

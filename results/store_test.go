@@ -195,8 +195,8 @@ func TestOpenInitialisesAndIsIdempotent(t *testing.T) {
 		if err := db.QueryRow("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").Scan(&tables); err != nil {
 			t.Fatal(err)
 		}
-		if appID != ApplicationID || version != SchemaVersion || mode != "wal" || tables != 17 {
-			t.Errorf("%s: application_id %#x, user_version %d, journal_mode %s, %d tables; want %#x, %d, wal, 17",
+		if appID != ApplicationID || version != SchemaVersion || mode != "wal" || tables != 18 {
+			t.Errorf("%s: application_id %#x, user_version %d, journal_mode %s, %d tables; want %#x, %d, wal, 18",
 				filepath.Base(path), appID, version, mode, tables, ApplicationID, SchemaVersion)
 		}
 	}

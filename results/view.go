@@ -697,33 +697,26 @@ func (r RunStat) PassRate() *float64 {
 // RunVersion returns a value that changes whenever anything a run's
 // report is computed from changes: an attempt saved or replaced, an
 // advantage stored, the run's status, its measurements. The view keeps a
-// report while its run's version stays the same. It is an error matching
-// ErrNoRun for a run the store does not hold.
+// report while its run's version stays the same, and a run's summary is
+// used only at the version it was computed at. It is the run's status,
+// finish time and revision (runs.revision, which the store's triggers
+// raise at every change of the run's attempts and tool overhead): one
+// row's read, whatever the run's size. It is an error matching ErrNoRun
+// for a run the store does not hold.
 func (s *Store) RunVersion(ctx context.Context, runID string) (string, error) {
 	var v struct {
-		Run      sql.NullString `db:"run"`
-		Attempts int            `db:"attempts"`
-		MaxID    sql.NullInt64  `db:"max_id"`
-		Rewards  float64        `db:"rewards"`
-		Adv      float64        `db:"adv"`
-		Advs     int            `db:"advs"`
-		Methods  string         `db:"methods"`
-		Overhead int            `db:"overhead"`
+		Status   string         `db:"status"`
+		Finished sql.NullString `db:"finished_at"`
+		Revision int64          `db:"revision"`
 	}
-	err := s.db.GetContext(ctx, &v, `SELECT
-		(SELECT status || '/' || ifnull(finished_at, '') FROM runs WHERE id = ?) AS run,
-		count(*) AS attempts, max(id) AS max_id, total(reward) AS rewards,
-		total(advantage) AS adv, count(advantage) AS advs,
-		ifnull(min(advantage_method), '') || '/' || ifnull(max(advantage_method), '') AS methods,
-		(SELECT count(*) FROM overhead_items WHERE run_id = ?) AS overhead
-		FROM attempts WHERE run_id = ?`, runID, runID, runID)
+	err := s.db.GetContext(ctx, &v, `SELECT status, finished_at, revision FROM runs WHERE id = ?`, runID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("version of run %q in %s: %w", runID, s.path, &NoRunError{ID: runID})
+	}
 	if err != nil {
 		return "", fmt.Errorf("version of run %q in %s: %w", runID, s.path, err)
 	}
-	if !v.Run.Valid {
-		return "", fmt.Errorf("version of run %q in %s: %w", runID, s.path, &NoRunError{ID: runID})
-	}
-	return fmt.Sprintf("%s %d %d %g %g %d %s %d", v.Run.String, v.Attempts, v.MaxID.Int64, v.Rewards, v.Adv, v.Advs, v.Methods, v.Overhead), nil
+	return fmt.Sprintf("%s/%s/%d", v.Status, v.Finished.String, v.Revision), nil
 }
 
 // conversation reads one attempt's messages, each with its whole text

@@ -17,7 +17,8 @@ import (
 
 // A report reads a run's attempts through the covering index
 // attempts_report alone, never their rows: the queries AttemptMetrics
-// runs, with and without an upper bound of task ids, and RunVersion's.
+// runs, with and without an upper bound of task ids, and the view's pages
+// of attempts (ListAttempts, TaskAttempts).
 // (attempts_metrics stopped covering the first when version 8 added the
 // counts a report reads, and nothing said so.)
 func TestAttemptMetricsUsesTheIndexes(t *testing.T) {
@@ -28,8 +29,9 @@ func TestAttemptMetricsUsesTheIndexes(t *testing.T) {
 	}{
 		{"a part with an upper bound", attemptsQuery(metricsColumns(), true), []any{"r", "arm", "a", "b"}},
 		{"the last part", attemptsQuery(metricsColumns(), false), []any{"r", "arm", "a"}},
-		{"a run's version", `SELECT count(*), max(id), total(reward), total(advantage), count(advantage),
-			min(advantage_method), max(advantage_method) FROM attempts WHERE run_id = ?`, []any{"r"}},
+		{"a page of the attempts list", listQuery(" AND a.stop_reason IN (?)", true, false), []any{"r", "arm", "answered", "t", 3, 201, 0}},
+		{"a page back", listQuery("", true, true), []any{"r", "arm", "t", 3, 201, 0}},
+		{"the attempts of a page's tasks", taskQuery(2), []any{"r", "arm", "a", "b"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			rows, err := s.DB().Query(`EXPLAIN QUERY PLAN `+c.query, c.args...)
@@ -46,8 +48,8 @@ func TestAttemptMetricsUsesTheIndexes(t *testing.T) {
 				}
 				plan = append(plan, detail)
 			}
-			if got := strings.Join(plan, "; "); !strings.Contains(got, "COVERING INDEX attempts_report") {
-				t.Errorf("read by %q, want the covering index attempts_report", got)
+			if got := strings.Join(plan, "; "); !strings.Contains(got, "COVERING INDEX attempts_report (run_id=? AND arm=?") {
+				t.Errorf("read by %q, want the covering index attempts_report, from a run's arm on", got)
 			}
 		})
 	}

@@ -152,6 +152,10 @@ func Merge(ctx context.Context, out *results.Store, runID string, ins []MergeInp
 			return nil, err
 		}
 	}
+	// The merged run's summary, which bench view reads.
+	if err := out.SaveRunSummary(ctx, runID); err != nil {
+		return nil, err
+	}
 	run, err := out.GetRun(ctx, runID)
 	if err != nil {
 		return nil, err

@@ -113,42 +113,51 @@ func (s *Server) comparePage(w *page, r *http.Request, store *results.Store) err
 }
 
 // rows lays out the tasks of both sides, the baseline's order first.
+// Each side's groups, attempts and differences are indexed by task once:
+// a run of 3,125 tasks and 100,000 attempts is laid out in one pass over
+// them, not one per task.
 func (b *compareBody) rows(ra, rb *results.RunReport) {
-	group := func(rep *results.Report, arm, task string) *results.Metrics {
+	groups := func(rep *results.Report, arm string) map[string]*results.Metrics {
+		out := map[string]*results.Metrics{}
 		for i := range rep.Tasks {
-			if rep.Tasks[i].Arm == arm && rep.Tasks[i].Task == task {
-				return &rep.Tasks[i]
+			if m := &rep.Tasks[i]; m.Arm == arm {
+				if _, ok := out[m.Task]; !ok {
+					out[m.Task] = m
+				}
 			}
 		}
-		return nil
+		return out
 	}
-	marks := func(rr *results.RunReport, arm, task string) template.HTML {
-		var out []mark
+	marks := func(rr *results.RunReport, arm string) map[string][]mark {
+		out := map[string][]mark{}
 		for _, a := range rr.Attempts {
-			if a.Key.Arm == arm && a.Key.Task == task {
-				out = append(out, mark{ID: a.ID, Class: outcomeOf(a.Status, a.Reward), Title: markText(a)})
+			if a.Key.Arm == arm {
+				out[a.Key.Task] = append(out[a.Key.Task], mark{ID: a.ID, Class: outcomeOf(a.Status, a.Reward), Title: markText(a)})
 			}
 		}
-		return marksHTML(out, false)
+		return out
+	}
+	groupsA, groupsB := groups(ra.Report, b.A.Arm), groups(rb.Report, b.B.Arm)
+	marksA, marksB := marks(ra, b.A.Arm), marks(rb, b.B.Arm)
+	diffs := map[string]*results.TaskDiff{}
+	for i := range b.Cmp.Diffs {
+		// The last of a task's differences, as a scan would keep it.
+		diffs[b.Cmp.Diffs[i].Task] = &b.Cmp.Diffs[i]
 	}
 	var tasks []string
-	for _, t := range ra.Run.Tasks {
-		tasks = append(tasks, t.ID)
-	}
-	for _, t := range rb.Run.Tasks {
-		if !slices.Contains(tasks, t.ID) {
-			tasks = append(tasks, t.ID)
+	seen := map[string]bool{}
+	for _, run := range []*results.Run{ra.Run, rb.Run} {
+		for _, t := range run.Tasks {
+			if !seen[t.ID] {
+				seen[t.ID] = true
+				tasks = append(tasks, t.ID)
+			}
 		}
 	}
 	for _, t := range tasks {
-		row := compareRow{Task: t, A: group(ra.Report, b.A.Arm, t), B: group(rb.Report, b.B.Arm, t),
-			MarksA: marks(ra, b.A.Arm, t), MarksB: marks(rb, b.B.Arm, t)}
+		row := compareRow{Task: t, A: groupsA[t], B: groupsB[t],
+			MarksA: marksHTML(marksA[t], false), MarksB: marksHTML(marksB[t], false), Diff: diffs[t]}
 		row.OnlyA, row.OnlyB = row.B == nil, row.A == nil
-		for i := range b.Cmp.Diffs {
-			if b.Cmp.Diffs[i].Task == t {
-				row.Diff = &b.Cmp.Diffs[i]
-			}
-		}
 		b.Rows = append(b.Rows, row)
 	}
 }

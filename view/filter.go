@@ -36,12 +36,13 @@ func stopReasons() []string {
 }
 
 // knownStops are the agent loop's stop reasons and any other that the
-// attempts hold (a later bench's).
-func knownStops(attempts []results.AttemptMetrics) []string {
+// run's attempts hold (a later bench's): stored are those of the run
+// (results.RunSummary.StopReasons).
+func knownStops(stored []string) []string {
 	stops := stopReasons()
-	for _, a := range attempts {
-		if a.StopReason != "" && !slices.Contains(stops, a.StopReason) {
-			stops = append(stops, a.StopReason)
+	for _, s := range stored {
+		if s != "" && !slices.Contains(stops, s) {
+			stops = append(stops, s)
 		}
 	}
 	return stops
@@ -55,8 +56,8 @@ type filterForm struct {
 	F                            filter
 }
 
-func newFilterForm(action string, run *results.Run, attempts []results.AttemptMetrics, f filter) filterForm {
-	ff := filterForm{Action: action, Outcomes: outcomes(), Stops: knownStops(attempts), F: f}
+func newFilterForm(action string, run *results.Run, stops []string, f filter) filterForm {
+	ff := filterForm{Action: action, Outcomes: outcomes(), Stops: knownStops(stops), F: f}
 	for _, a := range run.Arms {
 		ff.Arms = append(ff.Arms, a.Name)
 	}
@@ -81,11 +82,12 @@ func (f filter) Has(key, v string) bool {
 	return false
 }
 
-// parseFilter reads a filter from q for a run and its attempts; a key it
+// parseFilter reads a filter from q for a run whose attempts stopped for
+// the reasons stops (results.RunSummary.StopReasons); a key it
 // does not know, an arm or task the run lacks, an unknown outcome or
 // stop reason, or a page that is not a positive number is an error that
 // says what was expected. extra are other keys the page takes.
-func parseFilter(q url.Values, run *results.Run, attempts []results.AttemptMetrics, extra ...string) (filter, error) {
+func parseFilter(q url.Values, run *results.Run, stops []string, extra ...string) (filter, error) {
 	f := filter{Page: 1}
 	for k := range q {
 		if keys := append(filterKeys(), extra...); !slices.Contains(keys, k) {
@@ -100,7 +102,7 @@ func parseFilter(q url.Values, run *results.Run, attempts []results.AttemptMetri
 	for i, t := range run.Tasks {
 		tasks[i] = t.ID
 	}
-	stops := knownStops(attempts)
+	stops = knownStops(stops)
 	var err error
 	if f.Arms, err = listParam(q, "arm", arms, "an arm of run "+run.ID); err != nil {
 		return f, err
@@ -163,6 +165,33 @@ func (f filter) match(m results.AttemptMetrics) bool {
 func (f filter) ArmShown(arm string) bool { return len(f.Arms) == 0 || slices.Contains(f.Arms, arm) }
 func (f filter) TaskShown(task string) bool {
 	return len(f.Tasks) == 0 || slices.Contains(f.Tasks, task)
+}
+
+// query is the filter as the store's queries take it.
+func (f filter) query() results.AttemptFilter {
+	return results.AttemptFilter{Arms: f.Arms, Tasks: f.Tasks, StopReasons: f.Stops, Outcomes: f.Outcomes}
+}
+
+// countIn counts the attempts the filter keeps among those counted in a
+// run's summary; false when it selects tasks, which the summary does not
+// count apart.
+func (f filter) countIn(sum *results.RunSummary) (int, bool) {
+	if len(f.Tasks) > 0 {
+		return 0, false
+	}
+	n := 0
+	for _, c := range sum.Counts {
+		var reward *int
+		if c.Passed {
+			reward = new(int)
+			*reward = 1
+		}
+		if f.ArmShown(c.Arm) && (len(f.Outcomes) == 0 || slices.Contains(f.Outcomes, outcomeOf(c.Status, reward))) &&
+			(len(f.Stops) == 0 || slices.Contains(f.Stops, c.StopReason)) {
+			n += c.N
+		}
+	}
+	return n, true
 }
 
 // MarksOnly reports whether the filter selects among attempts (outcome,

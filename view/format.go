@@ -206,23 +206,15 @@ func rawValue(v any) string {
 
 // The outcomes of an attempt, as marks and filters name them.
 const (
-	outcomePass     = "pass"
-	outcomeFail     = "fail"
-	outcomeInfra    = "infra_error"
-	outcomeCanceled = "canceled"
+	outcomePass     = results.OutcomePass
+	outcomeFail     = results.OutcomeFail
+	outcomeInfra    = results.OutcomeInfra
+	outcomeCanceled = results.OutcomeCanceled
 )
 
 // outcomeOf names an attempt's outcome.
 func outcomeOf(status results.AttemptStatus, reward *int) string {
-	switch {
-	case status == results.StatusInfraError:
-		return outcomeInfra
-	case status == results.StatusCanceled:
-		return outcomeCanceled
-	case reward != nil && *reward == 1:
-		return outcomePass
-	}
-	return outcomeFail
+	return results.Outcome(status, reward)
 }
 
 // markText is the tooltip of an attempt's mark.

@@ -36,7 +36,10 @@ func WriteReport(ctx context.Context, w io.Writer, store *results.Store, runID, 
 	if err != nil {
 		return fmt.Errorf("read the view's style sheet: %w", err)
 	}
-	body := newRunBody(rr, filter{Page: 1}, true)
+	body, err := newRunBody(ctx, memorySource(rr), filter{Page: 1}, true)
+	if err != nil {
+		return err
+	}
 	data := pageData{Title: "Run " + rr.Run.ID, DB: db, Standalone: true, CSS: template.CSS(css), Body: body}
 	var b bytes.Buffer
 	if err := pages.ExecuteTemplate(&b, "run", data); err != nil {

@@ -1,11 +1,14 @@
 package view
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"html/template"
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/benchhq/bench/results"
@@ -138,27 +141,81 @@ func newPager(path string, f filter, total, per int, what string) pager {
 }
 
 func (s *Server) runPage(w *page, r *http.Request, store *results.Store) error {
-	rr, err := s.reports.report(r.Context(), store, r.PathValue("run"))
+	run, sum, err := s.reports.summary(r.Context(), store, r.PathValue("run"))
 	if err != nil {
 		return err
 	}
-	f, err := parseFilter(r.URL.Query(), rr.Run, rr.Attempts)
+	f, err := parseFilter(r.URL.Query(), run, sum.StopReasons())
 	if err != nil {
 		return err
 	}
-	body := newRunBody(rr, f, false)
-	return s.render(w, "run", "Run "+rr.Run.ID, body)
+	body, err := newRunBody(r.Context(), storeSource(store, run, sum), f, false)
+	if err != nil {
+		return err
+	}
+	return s.render(w, "run", "Run "+run.ID, body)
 }
 
-// newRunBody lays out a run page from the report and the attempts it was
-// computed from.
-func newRunBody(rr *results.RunReport, f filter, standalone bool) *runBody {
-	rep := rr.Report
-	b := &runBody{Run: rr.Run, Report: rep, Filter: f, Query: f.values(), Total: rep.Total,
-		Stored: len(rr.Attempts), Standalone: standalone,
-		Form: newFilterForm("/runs/"+url.PathEscape(rr.Run.ID), rr.Run, rr.Attempts, f)}
+// runSource is what a run page is laid out from: the run, its summary,
+// and how to read the attempts of some of its tasks and count those a
+// filter keeps. A page reads only the attempts of the tasks it shows.
+type runSource struct {
+	run *results.Run
+	sum *results.RunSummary
+	// attempts returns the attempts of the tasks named, in arm, task,
+	// index order.
+	attempts func(ctx context.Context, tasks []string) ([]results.AttemptMetrics, error)
+	// count counts the attempts that f keeps.
+	count func(ctx context.Context, f results.AttemptFilter) (int, error)
+}
+
+// storeSource reads a run's attempts from the store, page by page.
+func storeSource(store *results.Store, run *results.Run, sum *results.RunSummary) runSource {
+	return runSource{run: run, sum: sum,
+		attempts: func(ctx context.Context, tasks []string) ([]results.AttemptMetrics, error) {
+			return store.TaskAttempts(ctx, run, tasks)
+		},
+		count: func(ctx context.Context, f results.AttemptFilter) (int, error) {
+			return store.CountAttempts(ctx, run, f)
+		}}
+}
+
+// memorySource lays out a run page from a whole report and its attempts
+// (the standalone HTML report, which shows every task).
+func memorySource(rr *results.RunReport) runSource {
+	return runSource{run: rr.Run, sum: results.Summarize(rr),
+		attempts: func(_ context.Context, tasks []string) ([]results.AttemptMetrics, error) {
+			var out []results.AttemptMetrics
+			for _, a := range rr.Attempts {
+				if slices.Contains(tasks, a.Key.Task) {
+					out = append(out, a)
+				}
+			}
+			return out, nil
+		},
+		count: func(_ context.Context, f results.AttemptFilter) (int, error) {
+			n := 0
+			for _, a := range rr.Attempts {
+				if (len(f.Arms) == 0 || slices.Contains(f.Arms, a.Key.Arm)) && (len(f.Tasks) == 0 || slices.Contains(f.Tasks, a.Key.Task)) &&
+					(len(f.Outcomes) == 0 || slices.Contains(f.Outcomes, outcomeOf(a.Status, a.Reward))) &&
+					(len(f.StopReasons) == 0 || slices.Contains(f.StopReasons, a.StopReason)) {
+					n++
+				}
+			}
+			return n, nil
+		}}
+}
+
+// newRunBody lays out a run page from its source: the whole run's
+// numbers from the summary, the grid from the attempts of its page's
+// tasks.
+func newRunBody(ctx context.Context, src runSource, f filter, standalone bool) (*runBody, error) {
+	run, rep := src.run, src.sum.Report
+	b := &runBody{Run: run, Report: rep, Filter: f, Query: f.values(), Total: rep.Total,
+		Stored: src.sum.Stored, Standalone: standalone,
+		Form: newFilterForm("/runs/"+url.PathEscape(run.ID), run, src.sum.StopReasons(), f)}
 	armIndex := map[string]int{}
-	for i, a := range rr.Run.Arms {
+	for i, a := range run.Arms {
 		armIndex[a.Name] = i
 	}
 	for _, k := range rep.Ks {
@@ -181,7 +238,7 @@ func newRunBody(rr *results.RunReport, f filter, standalone bool) *runBody {
 	}
 	for _, m := range rep.Arms {
 		row := armRow{M: m, Color: armColor(armIndex[m.Arm]), Cmp: cmps[m.Arm], Tools: tools[m.Arm],
-			RunID: rr.Run.ID, AtK: b.AtK, HatK: b.HatK, Standalone: standalone}
+			RunID: run.ID, AtK: b.AtK, HatK: b.HatK, Standalone: standalone}
 		if f.ArmShown(m.Arm) {
 			b.Arms = append(b.Arms, row)
 			b.GridArms = append(b.GridArms, row)
@@ -189,7 +246,7 @@ func newRunBody(rr *results.RunReport, f filter, standalone bool) *runBody {
 	}
 	b.Lines = b.Arms
 	if len(rep.Arms) > 1 {
-		b.Lines = append(slices.Clone(b.Arms), armRow{M: rep.Total, Total: true, RunID: rr.Run.ID, AtK: b.AtK, HatK: b.HatK, Standalone: standalone})
+		b.Lines = append(slices.Clone(b.Arms), armRow{M: rep.Total, Total: true, RunID: run.ID, AtK: b.AtK, HatK: b.HatK, Standalone: standalone})
 	}
 	b.AdvantageNote = rep.Advantage.Summary()
 	b.ExitOnly = map[string]bool{}
@@ -206,43 +263,76 @@ func newRunBody(rr *results.RunReport, f filter, standalone bool) *runBody {
 		b.TimeBar = timeBars(b.Time, plotWidth+160, "where the attempts' time went, per arm")
 		b.TimeLine = rep.Total.Time.Line()
 	}
-	b.Plots = runPlots(rr, armIndex)
-	b.grid(rr, f, cmps)
-	return b
+	b.Plots = runPlots(src.sum, armIndex)
+	if f.Active() {
+		n, ok := f.countIn(src.sum)
+		if !ok {
+			var err error
+			if n, err = src.count(ctx, f.query()); err != nil {
+				return nil, err
+			}
+		}
+		b.Matched = n
+	} else {
+		b.Matched = b.Stored
+	}
+	if err := b.grid(ctx, src, f); err != nil {
+		return nil, err
+	}
+	return b, nil
 }
 
-// grid lays out the task × arm grid for the tasks of the filter's page.
-func (b *runBody) grid(rr *results.RunReport, f filter, cmps map[string]*results.Comparison) {
-	groups := map[[2]string]*results.Metrics{}
-	for i := range b.Report.Tasks {
-		m := &b.Report.Tasks[i]
-		groups[[2]string{m.Arm, m.Task}] = m
-	}
-	// The attempts come in arm, task, index order: a group's are one
-	// stretch of them.
-	byGroup := map[[2]string][]results.AttemptMetrics{}
-	for i := 0; i < len(rr.Attempts); {
-		j := i
-		for j < len(rr.Attempts) && rr.Attempts[j].Key.Arm == rr.Attempts[i].Key.Arm && rr.Attempts[j].Key.Task == rr.Attempts[i].Key.Task {
-			if f.match(rr.Attempts[j]) {
-				b.Matched++
-			}
-			j++
-		}
-		byGroup[[2]string{rr.Attempts[i].Key.Arm, rr.Attempts[i].Key.Task}] = rr.Attempts[i:j:j]
-		i = j
-	}
+// grid lays out the task × arm grid for the tasks of the filter's page,
+// from their attempts alone: their groups' metrics and differences are
+// computed here (results.TaskRows), the same as the whole run's report
+// gives them.
+func (b *runBody) grid(ctx context.Context, src runSource, f filter) error {
+	run := src.run
 	var tasks []string
-	for _, t := range rr.Run.Tasks {
+	for _, t := range run.Tasks {
 		if f.TaskShown(t.ID) {
 			tasks = append(tasks, t.ID)
 		}
 	}
 	if !b.Standalone {
-		b.Pages = newPager("/runs/"+url.PathEscape(rr.Run.ID), f, len(tasks), tasksPerPage, "tasks")
+		b.Pages = newPager("/runs/"+url.PathEscape(run.ID), f, len(tasks), tasksPerPage, "tasks")
 		tasks = tasks[b.Pages.First:b.Pages.Last]
 	}
-	g := rr.Run.AttemptsPerTask
+	attempts, err := src.attempts(ctx, tasks)
+	if err != nil {
+		return err
+	}
+	// The page's tasks as a run of their own: their groups and per-task
+	// differences are those of the whole run's report.
+	sub := *run
+	sub.Tasks = slices.DeleteFunc(slices.Clone(run.Tasks), func(t results.TaskInfo) bool { return !slices.Contains(tasks, t.ID) })
+	rows, armDiffs, err := results.TaskRows(&sub, attempts, b.Report.Ks)
+	if err != nil {
+		return fmt.Errorf("the tasks of page %d of run %q: %w", b.Pages.Page, run.ID, err)
+	}
+	groups := map[[2]string]*results.Metrics{}
+	for i := range rows {
+		m := &rows[i]
+		groups[[2]string{m.Arm, m.Task}] = m
+	}
+	diffs := map[[2]string]*results.TaskDiff{}
+	for arm, ds := range armDiffs {
+		for i := range ds {
+			diffs[[2]string{arm, ds[i].Task}] = &ds[i]
+		}
+	}
+	// The attempts come in arm, task, index order: a group's are one
+	// stretch of them.
+	byGroup := map[[2]string][]results.AttemptMetrics{}
+	for i := 0; i < len(attempts); {
+		j := i
+		for j < len(attempts) && attempts[j].Key.Arm == attempts[i].Key.Arm && attempts[j].Key.Task == attempts[i].Key.Task {
+			j++
+		}
+		byGroup[[2]string{attempts[i].Key.Arm, attempts[i].Key.Task}] = attempts[i:j:j]
+		i = j
+	}
+	g := run.AttemptsPerTask
 	for _, task := range tasks {
 		row := gridRow{Task: task}
 		for _, arm := range b.GridArms {
@@ -266,73 +356,47 @@ func (b *runBody) grid(rr *results.RunReport, f filter, cmps map[string]*results
 			row.Cells = append(row.Cells, cell)
 		}
 		for _, arm := range b.GridArms[min(1, len(b.GridArms)):] {
-			var d *results.TaskDiff
-			if c := cmps[arm.M.Arm]; c != nil {
-				for i := range c.Diffs {
-					if c.Diffs[i].Task == task {
-						d = &c.Diffs[i]
-					}
-				}
-			}
-			row.Diffs = append(row.Diffs, d)
+			row.Diffs = append(row.Diffs, diffs[[2]string{arm.M.Arm, task}])
 		}
 		b.Grid = append(b.Grid, row)
 	}
+	return nil
 }
 
 // runPlots draws the run's figures: pass rates, tool tokens, and the
-// distributions of advantages, turns and tokens per attempt.
-func runPlots(rr *results.RunReport, armIndex map[string]int) []plot {
-	rep := rr.Report
+// distributions of advantages, turns and tokens per attempt (the
+// summary's histograms).
+func runPlots(sum *results.RunSummary, armIndex map[string]int) []plot {
+	rep := sum.Report
 	plots := []plot{passRatePlot(rep, armIndex)}
 	plots = append(plots, toolTokenPlots(rep)...)
 	type metric struct {
-		id, title, caption string
-		value              func(a results.AttemptMetrics) (float64, bool)
-		dist               func(m results.Metrics) results.Dist
-		format             func(float64) string
-	}
-	finished := func(f func(a results.AttemptMetrics) float64) func(a results.AttemptMetrics) (float64, bool) {
-		return func(a results.AttemptMetrics) (float64, bool) { return f(a), a.Finished() }
+		name, id, title, caption string
+		dist                     func(m results.Metrics) results.Dist
+		format                   func(float64) string
 	}
 	metrics := []metric{
-		{"plot-advantage", "Advantages", "The stored group-relative advantage of each finished attempt; a zero-variance group gives 0 to all its attempts.",
-			func(a results.AttemptMetrics) (float64, bool) {
-				if a.Advantage == nil || !a.Finished() {
-					return 0, false
-				}
-				return *a.Advantage, true
-			}, func(m results.Metrics) results.Dist { return m.Advantage }, func(v float64) string { return fixed(v, 2) }},
-		{"plot-turns", "Turns per attempt", "Model turns of each finished attempt.",
-			finished(func(a results.AttemptMetrics) float64 { return float64(a.Turns) }),
+		{"advantage", "plot-advantage", "Advantages", "The stored group-relative advantage of each finished attempt; a zero-variance group gives 0 to all its attempts.",
+			func(m results.Metrics) results.Dist { return m.Advantage }, func(v float64) string { return fixed(v, 2) }},
+		{"turns", "plot-turns", "Turns per attempt", "Model turns of each finished attempt.",
 			func(m results.Metrics) results.Dist { return m.Turns }, func(v float64) string { return fixed(v, 0) }},
-		{"plot-prompt", "Prompt tokens per attempt", "Prompt tokens summed over the turns of each finished attempt (every turn's whole prompt).",
-			finished(func(a results.AttemptMetrics) float64 { return float64(a.PromptTokens) }),
+		{"prompt_tokens", "plot-prompt", "Prompt tokens per attempt", "Prompt tokens summed over the turns of each finished attempt (every turn's whole prompt).",
 			func(m results.Metrics) results.Dist { return m.PromptTokens }, tokens},
-		{"plot-completion", "Completion tokens per attempt", "Completion tokens summed over the turns of each finished attempt.",
-			finished(func(a results.AttemptMetrics) float64 { return float64(a.CompletionTokens) }),
+		{"completion_tokens", "plot-completion", "Completion tokens per attempt", "Completion tokens summed over the turns of each finished attempt.",
 			func(m results.Metrics) results.Dist { return m.CompletionTokens }, tokens},
 	}
 	for _, mt := range metrics {
 		var ss []series
 		for _, m := range rep.Arms {
-			vals := make([]float64, 0, len(rr.Attempts)/max(1, len(rep.Arms)))
-			for _, a := range rr.Attempts {
-				if a.Key.Arm != m.Arm {
-					continue
-				}
-				if v, ok := mt.value(a); ok {
-					vals = append(vals, v)
-				}
-			}
 			d := mt.dist(m)
 			note := "none"
 			if d.N > 0 {
 				note = fmt.Sprintf("n %d, mean %s, p50 %s, p90 %s, max %s", d.N, mt.format(d.Mean), mt.format(d.P50), mt.format(d.P90), mt.format(d.Max))
 			}
-			ss = append(ss, series{Arm: m.Arm, Color: armColor(armIndex[m.Arm]), Values: vals, Note: note})
+			ss = append(ss, series{Arm: m.Arm, Color: armColor(armIndex[m.Arm]), Note: note})
 		}
-		plots = append(plots, histogram(mt.id, mt.title, mt.caption, ss, mt.format))
+		h, _ := sum.Histogram(mt.name)
+		plots = append(plots, histogram(mt.id, mt.title, mt.caption, h, ss, mt.format))
 	}
 	return plots
 }
@@ -352,25 +416,69 @@ type attemptsBody struct {
 }
 
 func (s *Server) attemptsPage(w *page, r *http.Request, store *results.Store) error {
-	rr, err := s.reports.report(r.Context(), store, r.PathValue("run"))
+	ctx := r.Context()
+	run, sum, err := s.reports.summary(ctx, store, r.PathValue("run"))
 	if err != nil {
 		return err
 	}
-	run, attempts := rr.Run, rr.Attempts
-	f, err := parseFilter(r.URL.Query(), run, attempts)
+	q := r.URL.Query()
+	f, err := parseFilter(q, run, sum.StopReasons(), "after", "before")
 	if err != nil {
 		return err
 	}
-	path := "/runs/" + url.PathEscape(run.ID) + "/attempts"
-	b := attemptsBody{Run: run, Filter: f, Query: f.values(), Stored: len(attempts),
-		Form: newFilterForm(path, run, attempts, f)}
-	var kept []results.AttemptMetrics
-	for _, a := range attempts {
-		if f.match(a) {
-			kept = append(kept, a)
+	var after, before int64
+	for _, p := range []struct {
+		key string
+		to  *int64
+	}{{"after", &after}, {"before", &before}} {
+		if v := q.Get(p.key); v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 1 {
+				return badRequest("%s %q: expected an attempt id, 1 or more", p.key, v)
+			}
+			*p.to = n
 		}
 	}
-	b.Pages = newPager(path, f, len(kept), attemptsPerPage, "attempts")
-	b.Attempts = kept[b.Pages.First:b.Pages.Last]
+	if after != 0 && before != 0 {
+		return badRequest("after and before: expected one of them, not both")
+	}
+	path := "/runs/" + url.PathEscape(run.ID) + "/attempts"
+	b := attemptsBody{Run: run, Filter: f, Query: f.values(), Stored: sum.Stored,
+		Form: newFilterForm(path, run, sum.StopReasons(), f)}
+	total, ok := f.countIn(sum)
+	if !ok {
+		if total, err = store.CountAttempts(ctx, run, f.query()); err != nil {
+			return err
+		}
+	}
+	b.Pages = newPager(path, f, total, attemptsPerPage, "attempts")
+	// A page named by number alone is found by offset; the pager's links
+	// name the attempt they go on from, so that every page costs the same
+	// (keyset pagination).
+	offset := 0
+	if after == 0 && before == 0 {
+		offset = b.Pages.First
+	}
+	page, err := store.ListAttempts(ctx, run, f.query(), after, before, offset, attemptsPerPage)
+	if err != nil {
+		if errors.Is(err, results.ErrNoAttempt) {
+			return badRequest("%v", err)
+		}
+		return err
+	}
+	b.Attempts = page.Attempts
+	b.Pages.Prev, b.Pages.Next = "", ""
+	if n := len(page.Attempts); n > 0 {
+		if b.Pages.Page > 1 {
+			v := f.withPage(b.Pages.Page - 1)
+			v.Set("before", strconv.FormatInt(page.Attempts[0].ID, 10))
+			b.Pages.Prev = withQuery(path, v)
+		}
+		if b.Pages.Page < b.Pages.Pages {
+			v := f.withPage(b.Pages.Page + 1)
+			v.Set("after", strconv.FormatInt(page.Attempts[n-1].ID, 10))
+			b.Pages.Next = withQuery(path, v)
+		}
+	}
 	return s.render(w, "attempts", "Attempts of run "+run.ID, b)
 }

@@ -224,53 +224,22 @@ func niceTicks(max float64) []float64 {
 
 // series is one arm's values for a histogram.
 type series struct {
-	Arm    string
-	Color  string
-	Values []float64
+	Arm   string
+	Color string
 	// Note is the arm's summary, from the report.
 	Note string
 }
 
 // histogram draws the distributions of the series as bars side by side
 // on shared bins: unit bins for integers over a short range, else 24.
-func histogram(id, title, caption string, ss []series, format func(float64) string) plot {
-	lo, hi := math.Inf(1), math.Inf(-1)
-	integers := true
-	n := 0
-	for _, s := range ss {
-		for _, v := range s.Values {
-			lo, hi = math.Min(lo, v), math.Max(hi, v)
-			integers = integers && v == math.Trunc(v)
-			n++
-		}
-	}
-	if n == 0 {
+func histogram(id, title, caption string, hist results.Histogram, ss []series, format func(float64) string) plot {
+	if hist.N == 0 || len(hist.Edges) < 2 || len(hist.Counts) != len(ss) {
 		return plot{ID: id, Title: title, Caption: "No finished attempt yet."}
 	}
-	var edges []float64
-	switch {
-	case integers && hi-lo <= 40:
-		for v := lo; v <= hi+1; v++ {
-			edges = append(edges, v-0.5)
-		}
-	case hi == lo:
-		edges = []float64{lo - 0.5, lo + 0.5}
-	default:
-		const bins = 24
-		for i := 0; i <= bins; i++ {
-			edges = append(edges, lo+(hi-lo)*float64(i)/bins)
-		}
-	}
+	lo, hi, integers, edges, counts := hist.Lo, hist.Hi, hist.Integers, hist.Edges, hist.Counts
 	nb := len(edges) - 1
-	counts := make([][]int, len(ss))
 	maxCount := 1
-	for i, s := range ss {
-		counts[i] = make([]int, nb)
-		for _, v := range s.Values {
-			b := int(float64(nb) * (v - edges[0]) / (edges[nb] - edges[0]))
-			b = min(max(b, 0), nb-1)
-			counts[i][b]++
-		}
+	for i := range ss {
 		for _, c := range counts[i] {
 			maxCount = max(maxCount, c)
 		}
