@@ -68,10 +68,12 @@ func NewPool(eps ...*Endpoint) (*Pool, error) {
 // each one of the pool's own, as Endpoints or Named give them): attempts
 // that acquire from the view go only to those endpoints, and share their
 // slots, health and identity with every other attempt of the pool or of
-// any of its views (the endpoints are the same, under the same lock). A
-// view makes no endpoint of its own, so it reaches no address the pool
-// does not. Its Close does nothing: close the pool. Its own Cooldown and
-// Log are not used: the pool's are.
+// any of its views (the endpoints are the same, under the same lock).
+// When every endpoint of the view is out of service, the view still
+// hands one of them out, as a pool does, never another. A view makes no
+// endpoint of its own, so it reaches no address the pool does not. Its
+// Close does nothing: close the pool. Its own Cooldown and Log are not
+// used: the pool's are.
 func (p *Pool) Subset(eps ...*Endpoint) (*Pool, error) {
 	b := p.base()
 	if len(eps) == 0 {
@@ -215,8 +217,8 @@ func (p *Pool) acquire(ctx context.Context, pick func() *Endpoint) (*Lease, erro
 }
 
 // pick chooses an endpoint of p (a view's own) with a free slot: among
-// those in service if any is, else among all. The least loaded share of slots wins, then the
-// fewest attempts, then the order given.
+// those in service if any is, else among all. The least loaded share of
+// slots wins, then the fewest attempts, then the order given.
 func (p *Pool) pick() *Endpoint {
 	anyUp := false
 	for _, e := range p.eps {
