@@ -53,10 +53,26 @@ func drain(t *testing.T, name string, ch <-chan map[string]any) map[string]any {
 // endpoint the service does not have gets 400.
 func TestServeRequestEndpoints(t *testing.T) {
 	digestA, digestB := strings.Repeat("a", 64), strings.Repeat("b", 64)
-	a := ollamatest.New(slowOnPhonebook(3*time.Second), ollamatest.WithDigest("qwen", digestA))
-	b := ollamatest.New(slowOnPhonebook(3*time.Second), ollamatest.WithDigest("qwen", digestB))
+	// A holds the phone book's chats open until the request on B is done:
+	// the two requests run at the same time, whatever the machine's load.
+	bDone := make(chan struct{})
+	var once sync.Once
+	releaseA := func() { once.Do(func() { close(bDone) }) }
+	base := slowOnPhonebook(0)
+	held := func(req *api.ChatRequest) ollamatest.Reply {
+		if mentions(req, "phone book") {
+			select {
+			case <-bDone:
+			case <-time.After(60 * time.Second):
+			}
+		}
+		return base(req)
+	}
+	a := ollamatest.New(held, ollamatest.WithDigest("qwen", digestA))
+	b := ollamatest.New(base, ollamatest.WithDigest("qwen", digestB))
 	defer a.Close()
 	defer b.Close()
+	defer releaseA() // on a failure too, before the servers close
 	db := t.TempDir() + "/serve.db"
 	url := startServe(t, "--suite", examplesSuite, "--host", a.URL+"=2", "--host", b.URL+"=2", "--model", "qwen", "-j", "2", "--max-requests", "3", "--db", db)
 
@@ -89,7 +105,7 @@ func TestServeRequestEndpoints(t *testing.T) {
 	if last := drain(t, "on-b", onB); last["event"] != "done" || last["stored"].(float64) != 2 || last["infra_errors"].(float64) != 0 {
 		t.Fatalf("request on B ended with %v", last)
 	}
-	// The request on A has not ended meanwhile: they ran at the same time.
+	// The request on A is still running: they ran at the same time.
 	var health map[string]any
 	if resp, err := http.Get(url + "/v1/health"); err != nil {
 		t.Fatal(err)
@@ -103,6 +119,7 @@ func TestServeRequestEndpoints(t *testing.T) {
 	if names := health["endpoint_names"].([]any); len(names) != 2 || names[0] != a.URL || names[1] != b.URL {
 		t.Errorf("health endpoint_names %v", names)
 	}
+	releaseA()
 	if last := drain(t, "on-a", onA); last["event"] != "done" || last["stored"].(float64) != 2 || last["infra_errors"].(float64) != 0 {
 		t.Fatalf("request on A ended with %v", last)
 	}
