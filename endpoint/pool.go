@@ -40,6 +40,12 @@ type Pool struct {
 	cancel  context.CancelFunc
 	closed  bool
 	probes  sync.WaitGroup
+
+	// root is the pool a view made by Subset looks into: the view's
+	// endpoints are root's, and it shares root's lock, waiters, probes,
+	// Cooldown and Log, so that a slot is one slot whichever view takes
+	// it. Nil for a pool of its own.
+	root *Pool
 }
 
 // NewPool makes a pool of endpoints (at least one). Close it when done.
@@ -56,6 +62,47 @@ func NewPool(eps ...*Endpoint) (*Pool, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Pool{eps: eps, changed: make(chan struct{}), done: make(chan struct{}), ctx: ctx, cancel: cancel}, nil
+}
+
+// Subset is a view of the pool over some of its endpoints (at least one,
+// each one of the pool's own, as Endpoints or Named give them): attempts
+// that acquire from the view go only to those endpoints, and share their
+// slots, health and identity with every other attempt of the pool or of
+// any of its views (the endpoints are the same, under the same lock).
+// When every endpoint of the view is out of service, the view still
+// hands one of them out, as a pool does, never another. A view makes no
+// endpoint of its own, so it reaches no address the pool does not. Its
+// Close does nothing: close the pool. Its own Cooldown and Log are not
+// used: the pool's are.
+func (p *Pool) Subset(eps ...*Endpoint) (*Pool, error) {
+	b := p.base()
+	if len(eps) == 0 {
+		return nil, errors.New("endpoint pool: a subset of no endpoint")
+	}
+	seen := map[*Endpoint]bool{}
+	for _, e := range eps {
+		if e == nil || b.Named(e.Name) != e {
+			name := "<nil>"
+			if e != nil {
+				name = e.Name
+			}
+			return nil, fmt.Errorf("endpoint %s: not one of the pool's", name)
+		}
+		if seen[e] {
+			return nil, fmt.Errorf("endpoint %s: given twice", e.Name)
+		}
+		seen[e] = true
+	}
+	return &Pool{eps: eps, root: b}, nil
+}
+
+// base is the pool whose lock guards p's endpoints: p itself, or the pool
+// a view looks into.
+func (p *Pool) base() *Pool {
+	if p.root != nil {
+		return p.root
+	}
+	return p
 }
 
 // Endpoints returns the pool's endpoints, in the order given.
@@ -75,8 +122,9 @@ func (p *Pool) Slots() int {
 
 // InService counts the endpoints in service.
 func (p *Pool) InService() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	b := p.base()
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	n := 0
 	for _, e := range p.eps {
 		if !e.down {
@@ -89,8 +137,9 @@ func (p *Pool) InService() int {
 // First returns the first endpoint in service (the first endpoint when
 // none is): what measures the tool overhead, once per model.
 func (p *Pool) First() *Endpoint {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+	b := p.base()
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	for _, e := range p.eps {
 		if !e.down {
 			return e
@@ -99,8 +148,12 @@ func (p *Pool) First() *Endpoint {
 	return p.eps[0]
 }
 
-// Close stops the probes of endpoints out of service.
+// Close stops the probes of endpoints out of service; on a view (Subset)
+// it does nothing.
 func (p *Pool) Close() {
+	if p.root != nil {
+		return
+	}
 	p.mu.Lock()
 	if !p.closed {
 		p.closed = true
@@ -139,19 +192,22 @@ func (p *Pool) AcquireOn(ctx context.Context, e *Endpoint) (*Lease, error) {
 	})
 }
 
-// acquire waits until pick, called with p.mu held, gives an endpoint, and
-// leases a slot of it.
+// acquire waits until pick, called with the base pool's lock held, gives
+// an endpoint, and leases a slot of it. The lease belongs to the base
+// pool: its release and the endpoint's failures are the pool's, whatever
+// view acquired it.
 func (p *Pool) acquire(ctx context.Context, pick func() *Endpoint) (*Lease, error) {
+	b := p.base()
 	for {
-		p.mu.Lock()
+		b.mu.Lock()
 		e := pick()
 		if e != nil {
 			e.busy++
-			p.mu.Unlock()
-			return &Lease{pool: p, ep: e}, nil
+			b.mu.Unlock()
+			return &Lease{pool: b, ep: e}, nil
 		}
-		wait := p.changed
-		p.mu.Unlock()
+		wait := b.changed
+		b.mu.Unlock()
 		select {
 		case <-wait:
 		case <-ctx.Done():
@@ -160,9 +216,9 @@ func (p *Pool) acquire(ctx context.Context, pick func() *Endpoint) (*Lease, erro
 	}
 }
 
-// pick chooses an endpoint with a free slot: among those in service if
-// any is, else among all. The least loaded share of slots wins, then the
-// fewest attempts, then the order given.
+// pick chooses an endpoint of p (a view's own) with a free slot: among
+// those in service if any is, else among all. The least loaded share of
+// slots wins, then the fewest attempts, then the order given.
 func (p *Pool) pick() *Endpoint {
 	anyUp := false
 	for _, e := range p.eps {

@@ -34,6 +34,10 @@ type Request struct {
 	// Seed is the request's seed; every attempt's derives from it (1 by
 	// default).
 	Seed int64 `json:"seed"`
+	// Endpoints, when set, restrict the request's attempts to these of
+	// the service's endpoints, each named by its name or URL (all of them
+	// by default). They share their slots with every other request.
+	Endpoints []string `json:"endpoints"`
 	// ModelDigest, when set, is the identity of the weights every attempt
 	// must be served by; an attempt served by others is an
 	// infrastructure failure, never scored.
@@ -101,7 +105,7 @@ func decodeRequest(r io.Reader) (*Request, error) {
 		case errors.As(err, &typ):
 			return nil, badf("request body: field %s: expected %s, got %s", typ.Field, typ.Type, typ.Value)
 		case strings.HasPrefix(err.Error(), "json: unknown field"):
-			return nil, badf("request body: %s (fields: tasks, attempts, arm, model, options, seed, model_digest, tokens, advantage, name, limits)", strings.TrimPrefix(err.Error(), "json: "))
+			return nil, badf("request body: %s (fields: tasks, attempts, arm, model, endpoints, options, seed, model_digest, tokens, advantage, name, limits)", strings.TrimPrefix(err.Error(), "json: "))
 		}
 		return nil, badf("request body: %v", err)
 	}

@@ -102,6 +102,11 @@ func (s *Service) rollouts(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, errorBody{err.Error()})
 		return
 	}
+	pool, err := s.pool(req)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, errorBody{err.Error()})
+		return
+	}
 	id := plan.Name
 	if id == "" {
 		id = runner.NewRunID(time.Now())
@@ -139,6 +144,7 @@ func (s *Service) rollouts(w http.ResponseWriter, r *http.Request) {
 	groups := newGroups(id, plan)
 	saved := make(chan *results.Attempt, 64)
 	rn := s.cfg.Runner()
+	rn.Endpoints = pool // the service's pool, or the request's view of it
 	rn.Saved = func(a *results.Attempt) { saved <- a }
 	type result struct {
 		out *runner.Outcome

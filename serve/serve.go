@@ -6,7 +6,9 @@
 // back, scored, with its advantage and the exact token data of each
 // attempt, as soon as its attempts are stored. Requests run side by
 // side on the service's endpoint pool, whose slots bound the model
-// requests of all of them together. docs/serve.md is the API.
+// requests of all of them together; a request may name some of the
+// pool's endpoints to run on, never an address of its own.
+// docs/serve.md is the API.
 package serve
 
 import (
@@ -50,8 +52,9 @@ type Config struct {
 	BaseDir     string
 	// Pool is the endpoint pool every request's runner shares.
 	Pool *endpoint.Pool
-	// Runner makes the runner of one request, on the shared store,
-	// endpoint pool and sandbox: a runner runs one plan at a time.
+	// Runner makes the runner of one request, on the shared store and
+	// sandbox: a runner runs one plan at a time. Its Endpoints are set to
+	// Pool, or to the view of Pool over the endpoints the request names.
 	Runner func() *runner.Runner
 }
 
@@ -213,11 +216,17 @@ type Health struct {
 	Slots              int `json:"slots"`
 	Endpoints          int `json:"endpoints"`
 	EndpointsInService int `json:"endpoints_in_service"`
+	// EndpointNames are the endpoints' names, in the order given: what a
+	// request's "endpoints" may name.
+	EndpointNames []string `json:"endpoint_names"`
 }
 
 func (s *Service) health(w http.ResponseWriter, r *http.Request) {
 	h := Health{Status: "ok", MaxRequests: s.cfg.MaxRequests, Concurrency: s.cfg.Concurrency,
 		Slots: s.cfg.Pool.Slots(), Endpoints: len(s.cfg.Pool.Endpoints()), EndpointsInService: s.cfg.Pool.InService()}
+	for _, e := range s.cfg.Pool.Endpoints() {
+		h.EndpointNames = append(h.EndpointNames, e.Name)
+	}
 	s.mu.Lock()
 	for _, j := range s.jobs {
 		switch j.state {

@@ -1,6 +1,8 @@
 package serve
 
 import (
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -118,5 +120,88 @@ func TestGroupEvent(t *testing.T) {
 	}
 	if gs.unfinished() != nil {
 		t.Error("a group sent is sent again at the end")
+	}
+}
+
+// TestRequestEndpoints: a request's endpoints are the service's, named
+// by name or URL; its attempts then acquire from a view of the service's
+// pool over those only. Anything else is refused, naming the field and
+// listing the service's endpoints.
+func TestRequestEndpoints(t *testing.T) {
+	newEP := func(api endpoint.API, url string) *endpoint.Endpoint {
+		e, err := endpoint.New(api, endpoint.Spec{URL: url, Slots: 1}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	gpu1 := newEP(endpoint.Ollama, "http://gpu1:11434")
+	gpu2 := newEP(endpoint.Ollama, "gpu2") // named http://gpu2:11434
+	vllm := newEP(endpoint.OpenAI, "http://gpu3:8000/v1")
+	pool, err := endpoint.NewPool(gpu1, gpu2, vllm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	suite, err := tasks.LoadSuite("../tasks/suites/examples")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{Suite: suite, Model: "qwen", Pool: pool, Runner: func() *runner.Runner { return &runner.Runner{} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	all := "its endpoints: http://gpu1:11434, http://gpu2:11434, http://gpu3:8000)"
+	for _, tt := range []struct {
+		endpoints string // the field's JSON; "" leaves it out
+		want      []string
+		wantErr   string
+	}{
+		{"", []string{"http://gpu1:11434", "http://gpu2:11434", "http://gpu3:8000"}, ""},
+		{`["http://gpu1:11434"]`, []string{"http://gpu1:11434"}, ""},
+		{`["gpu2:11434"]`, []string{"http://gpu2:11434"}, ""},
+		{`["http://gpu2:11434/"]`, []string{"http://gpu2:11434"}, ""},
+		{`["http://gpu3:8000/v1", "gpu1"]`, []string{"http://gpu3:8000", "http://gpu1:11434"}, ""},
+		{`["http://gpu3:8000/"]`, []string{"http://gpu3:8000"}, ""},
+		{`["http://evil:11434"]`, nil, `endpoints[0]: "http://evil:11434" is not an endpoint of this service (` + all},
+		{`["gpu1", "http://gpu3:8001"]`, nil, `endpoints[1]: "http://gpu3:8001" is not an endpoint`},
+		{`["http://gpu3:11434"]`, nil, "is not an endpoint"}, // the host, not the address
+		{`[""]`, nil, `endpoints[0]: "" is not an endpoint`},
+		{`[]`, nil, "endpoints: empty (leave it out to run on every endpoint of the service: http://gpu1:11434,"},
+		{`["gpu1:11434", "http://gpu1:11434"]`, nil, `endpoints[1]: "http://gpu1:11434" is the endpoint http://gpu1:11434, given already as "gpu1:11434"`},
+		{`"gpu1"`, nil, "field endpoints: expected []string"},
+	} {
+		body := `{"tasks": ["recipe-trailing-dot"]`
+		if tt.endpoints != "" {
+			body += `, "endpoints": ` + tt.endpoints
+		}
+		body += "}"
+		req, err := decodeRequest(strings.NewReader(body))
+		var p *endpoint.Pool
+		if err == nil {
+			p, err = s.pool(req)
+		}
+		if tt.wantErr != "" {
+			var bad *BadRequestError
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.As(err, &bad) {
+				t.Errorf("%s: %v, want a bad request saying %q", tt.endpoints, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tt.endpoints, err)
+			continue
+		}
+		var got []string
+		for _, e := range p.Endpoints() {
+			got = append(got, e.Name)
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("%s: endpoints %v, want %v", tt.endpoints, got, tt.want)
+		}
+		if tt.endpoints == "" && p != pool {
+			t.Errorf("a request naming no endpoint runs on another pool than the service's")
+		}
 	}
 }

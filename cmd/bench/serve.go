@@ -28,7 +28,8 @@ streams each task's group back (NDJSON) as soon as its attempts are
 scored: rewards, group advantages and each attempt's exact token ids,
 logprobs and mask for TRL's rollout_func. DELETE /v1/rollouts/{id}
 cancels a request; GET /v1/health gives the queue depth. Requests share
-the endpoints (--host) and their slots. Serves until Ctrl-C.
+the endpoints (--host) and their slots; a request may name some of them
+to run on, never another address. Serves until Ctrl-C.
 
 Flags:
 `

@@ -296,7 +296,7 @@ func TestPythonRolloutExample(t *testing.T) {
 	defer srv.Close()
 	db := filepath.Join(t.TempDir(), "serve.db")
 	url := startServe(t, "--suite", examplesSuite, "--api", "openai", "--host", srv.URL, "--model", "qwen", "-j", "2", "--db", db)
-	cmd := exec.Command(python, "../../docs/examples/bench_rollouts.py", "--url", url, "--task", "recipe-trailing-dot", "--attempts", "2", "--temperature", "0.7")
+	cmd := exec.Command(python, "../../docs/examples/bench_rollouts.py", "--url", url, "--task", "recipe-trailing-dot", "--attempts", "2", "--temperature", "0.7", "--endpoint", srv.URL)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -17,6 +17,11 @@ the model's own tokens, the reward and the group's advantage.
         rollout_func=make_rollout_func(client, options={"temperature": 1.0}),
     )
 
+make_rollout_func's keyword arguments are fields of every request
+(docs/serve.md): options (sampling), model_digest (the weights every
+attempt must be served by), endpoints (which of the service's model
+servers to run on, e.g. those that have the new weights), arm, limits...
+
 Each prompt of the dataset is a task id of the suite bench serve was
 started with. TRL hands rollout_func each prompt num_generations times;
 one request asks bench for every task of the batch with G equal to that
@@ -153,11 +158,14 @@ def main():
     ap.add_argument("--task", action="append", required=True, help="task id (repeatable)")
     ap.add_argument("--attempts", type=int, default=2, help="G, attempts per task")
     ap.add_argument("--temperature", type=float, default=None)
+    ap.add_argument("--endpoint", action="append", help="run on this endpoint of the service only (repeatable; default all)")
     a = ap.parse_args()
     client = BenchClient(a.url)
     fields = {}
     if a.temperature is not None:
         fields["options"] = {"temperature": a.temperature}
+    if a.endpoint:
+        fields["endpoints"] = a.endpoint
     rollout = make_rollout_func(client, **fields)
     prompts = [t for t in a.task for _ in range(a.attempts)]
     batch = rollout(prompts, None, None)
