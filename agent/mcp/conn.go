@@ -157,6 +157,12 @@ type ToolInfo struct {
 	Annotations *Annotations `json:"annotations,omitempty"`
 	// InputSchema is the schema as the server sent it.
 	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+	// OutputSchema is the tool's outputSchema as the server sent it, if
+	// any: its structured results are checked against it.
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+	// OutputSchemaError says why OutputSchema cannot be used to check
+	// results; every call of the tool then returns an error observation.
+	OutputSchemaError string `json:"output_schema_error,omitempty"`
 	// Flags mark suspicious text in the description or the schema.
 	Flags []Flag `json:"flags,omitempty"`
 	// Offered says whether the model is offered the tool; Reason says why not.
@@ -506,7 +512,8 @@ type rawToolSchema struct {
 }
 
 type rawTool struct {
-	InputSchema json.RawMessage `json:"inputSchema"`
+	InputSchema  json.RawMessage `json:"inputSchema"`
+	OutputSchema json.RawMessage `json:"outputSchema"`
 	Execution   *struct {
 		TaskSupport string `json:"taskSupport"`
 	} `json:"execution"`
@@ -589,6 +596,8 @@ func (c *Conn) prepare(listed []*sdk.Tool) error {
 			raw, _ = json.Marshal(t.InputSchema)
 		}
 		info.InputSchema = raw
+		out := outputChecker(rt.OutputSchema, t.OutputSchema)
+		info.OutputSchema, info.OutputSchemaError = out.raw, out.err
 		others := slices.DeleteFunc(slices.Concat(names, c.opts.OtherTools), func(n string) bool { return n == t.Name })
 		var spec agent.Spec
 		reason := ""
@@ -616,7 +625,7 @@ func (c *Conn) prepare(listed []*sdk.Tool) error {
 			info.Reason = "not in the server's tools allow-list"
 		default:
 			info.Offered = true
-			c.tools = append(c.tools, &Tool{conn: c, spec: spec, info: info})
+			c.tools = append(c.tools, &Tool{conn: c, spec: spec, info: info, output: out})
 		}
 		c.catalog = append(c.catalog, info)
 	}

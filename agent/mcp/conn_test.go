@@ -684,3 +684,51 @@ func TestNestedAllOfConflict(t *testing.T) {
 		t.Errorf("checkSpec = %q", reason)
 	}
 }
+
+// What a result carries goes to the model once: an image mirrored in the
+// structured content is not sent again as base64.
+func TestResultSentOnce(t *testing.T) {
+	c := connect(t, testServer("raw", "raw", map[string]string{"RAW_ONLY": "picture,echo"}), Vars{}, Options{})
+	res := call(t, c, "raw__picture", nil)
+	if res.IsError || res.Text != "[image/png, 360000 bytes]" {
+		t.Errorf("picture: %+v, want only the image's summary", clipResult(res))
+	}
+}
+
+// A tool's outputSchema holds its results to it: a mismatch, a result
+// without structured content, or a schema that is none are error
+// observations with the reason; the model still reads what came back.
+func TestOutputSchema(t *testing.T) {
+	c := connect(t, testServer("raw", "raw", map[string]string{"RAW_ONLY": "typed,badout"}), Vars{}, Options{})
+	if ti := infoNamed(t, c, "raw__typed"); !strings.Contains(string(ti.OutputSchema), "celsius") || ti.OutputSchemaError != "" {
+		t.Errorf("typed: output schema %s, error %q", ti.OutputSchema, ti.OutputSchemaError)
+	}
+	if ti := infoNamed(t, c, "raw__badout"); ti.OutputSchemaError == "" || !ti.Offered {
+		t.Errorf("badout: offered %v, output schema error %q (want offered, with the error)", ti.Offered, ti.OutputSchemaError)
+	}
+	for _, tt := range []struct {
+		tool, how string
+		isError   bool
+		want      []string
+	}{
+		{"raw__typed", "good", false, []string{`{"celsius":21.5}`}},
+		{"raw__typed", "bad", true, []string{`raw__typed: the result of server "raw" cannot be trusted: its structuredContent does not match its outputSchema`, "celsius", `It was:` + "\n" + `{"celsius":"warm"}`}},
+		{"raw__typed", "none", true, []string{"it declares an outputSchema but returned no structuredContent", "21.5 degrees"}},
+		{"raw__badout", "good", true, []string{"its outputSchema is not a JSON Schema bench can check"}},
+	} {
+		res := call(t, c, tt.tool, map[string]any{"how": tt.how})
+		if res.IsError != tt.isError || (tt.isError && res.Kind != "bad_output") {
+			t.Errorf("%s %s: IsError %v kind %q, want %v", tt.tool, tt.how, res.IsError, res.Kind, tt.isError)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(res.Text, w) {
+				t.Errorf("%s %s: %q lacks %q", tt.tool, tt.how, res.Text, w)
+			}
+		}
+	}
+}
+
+func clipResult(r agent.Result) agent.Result {
+	r.Text = clip(r.Text, 300)
+	return r
+}

@@ -62,6 +62,8 @@ type fakeTool struct {
 	Description string          `json:"description,omitempty"`
 	InputSchema json.RawMessage `json:"inputSchema"`
 	Annotations map[string]any  `json:"annotations,omitempty"`
+	// OutputSchema, when set, promises structured results of that shape.
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 }
 
 const objSchema = `{"type":"object"}`
@@ -120,6 +122,12 @@ func rawCatalog() []fakeTool {
 		{Name: "rootanyof", Description: "One of two shapes.", InputSchema: json.RawMessage(`{
 			"anyOf": [{"type": "object", "properties": {"a": {"type": "string"}}}, {"type": "object", "properties": {"b": {"type": "string"}}}]}`)},
 		{Name: "remoteref", Description: "Points elsewhere.", InputSchema: json.RawMessage(`{"type":"object","properties":{"x":{"$ref":"https://example.com/x.json"}}}`)},
+		{Name: "picture", Description: "Returns an image, mirrored in structured content.", InputSchema: json.RawMessage(objSchema)},
+		{Name: "typed", Description: "Returns structured content of its outputSchema, or not (how: good, bad, none).",
+			InputSchema:  json.RawMessage(`{"type":"object","properties":{"how":{"type":"string"}}}`),
+			OutputSchema: json.RawMessage(`{"type":"object","properties":{"celsius":{"type":"number"}},"required":["celsius"]}`)},
+		{Name: "badout", Description: "Declares an outputSchema that is no schema.", InputSchema: json.RawMessage(objSchema),
+			OutputSchema: json.RawMessage(`{"type":"object","properties":{"x":{"type":12}}}`)},
 		{Name: "bad name!", Description: "A name no model can call.", InputSchema: json.RawMessage(objSchema)},
 		{Name: "dup", Description: "Listed twice (first).", InputSchema: json.RawMessage(objSchema)},
 		{Name: "dup", Description: "Listed twice (second).", InputSchema: json.RawMessage(`{"type":"object","properties":{"x":{"type":"string"}}}`)},
@@ -257,6 +265,21 @@ func rawServer() {
 					map[string]any{"type": "resource", "resource": map[string]any{"uri": "file:///x.txt", "mimeType": "text/plain", "text": "hello"}},
 					map[string]any{"type": "resource", "resource": map[string]any{"uri": "file:///x.bin", "mimeType": "application/octet-stream", "blob": base64.StdEncoding.EncodeToString([]byte{1, 2, 3})}},
 				}})
+			case "picture":
+				png := base64.StdEncoding.EncodeToString([]byte(strings.Repeat("\x89PNG pixels ", 30000)))
+				reply(msg.ID, map[string]any{
+					"content":           []any{map[string]any{"type": "image", "mimeType": "image/png", "data": png}},
+					"structuredContent": map[string]any{"content": []any{map[string]any{"type": "image", "mimeType": "image/png", "data": png}}},
+				})
+			case "typed", "badout":
+				switch args["how"] {
+				case "bad":
+					reply(msg.ID, map[string]any{"content": []any{map[string]any{"type": "text", "text": `{"celsius":"warm"}`}}, "structuredContent": map[string]any{"celsius": "warm"}})
+				case "none":
+					reply(msg.ID, text("21.5 degrees"))
+				default:
+					reply(msg.ID, map[string]any{"content": []any{map[string]any{"type": "text", "text": `{"celsius":21.5}`}}, "structuredContent": map[string]any{"celsius": 21.5}})
+				}
 			case "structured":
 				reply(msg.ID, map[string]any{"content": []any{}, "structuredContent": map[string]any{"temperature": 21.5}})
 			case "env":

@@ -647,11 +647,9 @@ func resultFromWire(w *resultWire, raw func() json.RawMessage) (*sdk.CallToolRes
 		return nil, errNeedsInput
 	}
 	res := &sdk.CallToolResult{IsError: w.IsError, Content: make([]sdk.Content, 0, len(w.Content))}
-	hasText := false // as formatResult decides to show the structured content
 	for _, c := range w.Content {
 		switch c.Type {
 		case "text":
-			hasText = true
 			res.Content = append(res.Content, &sdk.TextContent{Text: c.Text})
 		case "image":
 			res.Content = append(res.Content, &sdk.ImageContent{MIMEType: c.MIMEType, Data: c.Data})
@@ -660,7 +658,6 @@ func resultFromWire(w *resultWire, raw func() json.RawMessage) (*sdk.CallToolRes
 		case "resource_link":
 			res.Content = append(res.Content, &sdk.ResourceLink{URI: c.URI, Name: c.Name, Title: c.Title, Description: c.Description, MIMEType: c.MIMEType, Size: c.Size})
 		case "resource":
-			hasText = hasText || (c.Resource != nil && c.Resource.Blob == nil)
 			res.Content = append(res.Content, &sdk.EmbeddedResource{Resource: c.Resource})
 		default:
 			var r sdk.CallToolResult
@@ -670,9 +667,9 @@ func resultFromWire(w *resultWire, raw func() json.RawMessage) (*sdk.CallToolRes
 			return &r, nil
 		}
 	}
-	// The structured content is decoded only when the model is shown it:
-	// when no content is text.
-	if !hasText && len(w.StructuredContent) > 0 && string(w.StructuredContent) != "null" {
+	// The structured content is decoded whenever it is there: the model is
+	// shown it when no content is text, and a tool's outputSchema checks it.
+	if len(w.StructuredContent) > 0 && string(w.StructuredContent) != "null" {
 		if err := parse(w.StructuredContent, &res.StructuredContent); err != nil {
 			return nil, fmt.Errorf("unmarshaling tools/call result: %w", err)
 		}

@@ -1,7 +1,9 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,9 +20,10 @@ import (
 // Tool is one of a server's tools, offered to the model. It implements
 // agent.Tool.
 type Tool struct {
-	conn *Conn
-	spec agent.Spec
-	info ToolInfo
+	conn   *Conn
+	spec   agent.Spec
+	info   ToolInfo
+	output outputCheck
 }
 
 var _ agent.Tool = (*Tool)(nil)
@@ -57,7 +60,12 @@ func (t *Tool) Call(ctx context.Context, args map[string]any) (agent.Result, err
 		text, kind := t.failure(err, dropped0)
 		return agent.Result{Text: text, IsError: true, Kind: kind}, nil
 	}
-	return agent.Result{Text: formatResult(res, resultLimit), IsError: res.IsError}, nil
+	text := formatResult(res, resultLimit)
+	if why := t.output.check(res); why != "" {
+		// The model still reads what came back, after the reason.
+		return agent.Result{Text: fmt.Sprintf("%s: the result of server %q cannot be trusted: %s. It was:\n%s", t.spec.Name, c.srv.Name, clip(why, 2000), text), IsError: true, Kind: "bad_output"}, nil
+	}
+	return agent.Result{Text: text, IsError: res.IsError}, nil
 }
 
 // callTool calls a tool on the server, waiting at most the call timeout
@@ -138,7 +146,8 @@ func localCode(code int64) bool {
 
 // formatResult turns a tool result into the text the model reads: text
 // content as is, other content summarised, structured content appended
-// when there is no text, everything cut at limit bytes with a note.
+// when there is no text and it does not repeat the content (see
+// showStructured), everything cut at limit bytes with a note.
 func formatResult(res *sdk.CallToolResult, limit int) string {
 	// One text that fits, the common answer: as is, without a copy.
 	if len(res.Content) == 1 {
@@ -179,8 +188,7 @@ func formatResult(res *sdk.CallToolResult, limit int) string {
 		}
 	}
 	if !hasText && res.StructuredContent != nil {
-		b, err := json.Marshal(res.StructuredContent)
-		if err == nil {
+		if b, ok := showStructured(res); ok {
 			if len(res.Content) > 0 {
 				w.WriteString("\n")
 			}
@@ -198,6 +206,46 @@ func formatResult(res *sdk.CallToolResult, limit int) string {
 		return text
 	}
 	return fmt.Sprintf("%s\n[bench: result cut: showing the first %d of %d bytes]", text, len(text), w.Len())
+}
+
+// minMirror is the shortest binary content (in bytes) whose base64 form
+// found in the structured content makes it a copy of the content: below
+// it, a match could be chance.
+const minMirror = 12
+
+// showStructured returns the structured content as JSON for the model, and
+// whether to show it at all. A result without text content gets its
+// structured content shown, once: not when it carries the base64 data of
+// an image, audio or binary resource already summarised above (a server
+// mirroring its content, as server-filesystem's read_media_file does, would
+// otherwise put the whole file into every later prompt).
+func showStructured(res *sdk.CallToolResult) ([]byte, bool) {
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil || string(b) == "null" {
+		return nil, false
+	}
+	for _, c := range res.Content {
+		var data []byte
+		switch v := c.(type) {
+		case *sdk.ImageContent:
+			data = v.Data
+		case *sdk.AudioContent:
+			data = v.Data
+		case *sdk.EmbeddedResource:
+			if v.Resource != nil {
+				data = v.Resource.Blob
+			}
+		}
+		if len(data) < minMirror {
+			continue
+		}
+		// A prefix of the encoding is enough, and cheaper than all of it.
+		n := min(len(data), 3*1024) / 3 * 3
+		if bytes.Contains(b, []byte(base64.StdEncoding.EncodeToString(data[:n]))) {
+			return nil, false
+		}
+	}
+	return b, true
 }
 
 func describeLink(l *sdk.ResourceLink) string {
