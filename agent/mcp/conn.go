@@ -514,7 +514,7 @@ type rawToolSchema struct {
 type rawTool struct {
 	InputSchema  json.RawMessage `json:"inputSchema"`
 	OutputSchema json.RawMessage `json:"outputSchema"`
-	Execution   *struct {
+	Execution    *struct {
 		TaskSupport string `json:"taskSupport"`
 	} `json:"execution"`
 }

@@ -15,9 +15,9 @@ import (
 // the harness holds it to that rather than pass on what it cannot vouch
 // for (the spec: clients SHOULD validate structured results).
 type outputCheck struct {
-	raw      json.RawMessage     // as the server sent it; nil: none declared
+	raw      json.RawMessage      // as the server sent it; nil: none declared
 	resolved *jsonschema.Resolved // nil when raw is nil or err is set
-	err      string              // why raw cannot check anything
+	err      string               // why raw cannot check anything
 }
 
 // maxOutputSchema bounds the outputSchema bench will resolve: a larger one
