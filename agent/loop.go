@@ -392,6 +392,7 @@ func execute(ctx context.Context, reg *Registry, policy Policy, tc api.ToolCall)
 			kind = "tool_error"
 		}
 	}
+	rec.Details = res.Details
 	return finish(res.Text, res.IsError, kind)
 }
 

@@ -55,6 +55,10 @@ type Result struct {
 	// Kind classifies a failure for the store ("transport", "timeout",
 	// "protocol"); empty means "tool_error" when IsError is set.
 	Kind string
+	// Details is what the tool recorded of the call beside the
+	// observation, as JSON (an MCP call's structured content and
+	// progress): stored with the call, never shown to the model.
+	Details json.RawMessage
 }
 
 // Tool is something the model can call.

@@ -104,6 +104,9 @@ type CallRecord struct {
 	// "canceled" (cut by an interruption of the run) or "not_run" (the
 	// attempt ended before the call's turn came).
 	ErrorKind string
+	// Details is what the tool recorded beside the observation
+	// (Result.Details), as JSON; nil when nothing.
+	Details json.RawMessage
 	// Duration is how long the call took.
 	Duration time.Duration
 }

@@ -179,6 +179,10 @@ type Server struct {
 	Tools []string `toml:"tools"`
 	// CallTimeout bounds one tool call (default 30s).
 	CallTimeout Duration `toml:"call_timeout"`
+	// MaxCallTime, when set, lets a call that reports progress run past
+	// CallTimeout: each progress notification grants CallTimeout again,
+	// up to MaxCallTime in all. Unset, progress extends nothing.
+	MaxCallTime Duration `toml:"max_call_time"`
 	// Sandbox asks for the server process to be sandboxed where possible.
 	Sandbox bool `toml:"sandbox"`
 }
@@ -327,6 +331,10 @@ func ValidateServers(file, field string, servers []Server) error {
 			return &FieldError{File: file, Field: f, Msg: "expected command (stdio) or url (Streamable HTTP)"}
 		case s.Command != "" && s.URL != "":
 			return &FieldError{File: file, Field: f, Msg: "expected command or url, not both"}
+		case s.MaxCallTime.Duration < 0:
+			return &FieldError{File: file, Field: f + ".max_call_time", Msg: "expected a positive duration"}
+		case s.MaxCallTime.Duration > 0 && s.MaxCallTime.Duration < max(s.CallTimeout.Duration, time.Nanosecond):
+			return &FieldError{File: file, Field: f + ".max_call_time", Msg: fmt.Sprintf("%s is shorter than call_timeout (%s): it would cut calls that report no progress", s.MaxCallTime.Duration, s.CallTimeout.Duration)}
 		}
 		if field, ph := checkPlaceholders(s); ph != "" {
 			return &FieldError{File: file, Field: f + "." + field, Msg: fmt.Sprintf("unknown placeholder %s (bench fills %s)", ph, strings.Join(placeholderNames(), ", "))}

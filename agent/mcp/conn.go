@@ -26,6 +26,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/benchhq/bench/agent"
@@ -96,6 +97,9 @@ type Options struct {
 	// failing Connect with the first of them. A run wants the failure;
 	// `bench mcp inspect` wants to show them all.
 	Lenient bool
+	// OnProgress, when set, is told of each progress notification of a
+	// call (from the SDK's goroutine; it must not block).
+	OnProgress func(Progress)
 }
 
 func (o Options) withDefaults() Options {
@@ -208,6 +212,12 @@ type Conn struct {
 	tools    []agent.Tool
 	warnings []string // mismatches kept by Options.Lenient
 
+	watches watches // calls in flight, by progress token
+	// cancels counts the calls abandoned through the SDK (over HTTP),
+	// whose notifications/cancelled the SDK sends in the background:
+	// Close waits for the tap to have seen as many go out.
+	cancels atomic.Int64
+
 	mu     sync.Mutex
 	broken string // why the connection is unusable, once it is
 
@@ -254,10 +264,13 @@ func Connect(ctx context.Context, srv tasks.Server, vars Vars, opts Options) (*C
 	defer cancel()
 	client := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: clientVersion()}, &sdk.ClientOptions{
 		// No roots, no sampling, no elicitation: the server gets nothing
-		// from the harness but tool calls.
-		Capabilities: &sdk.ClientCapabilities{},
-		Logger:       slog.New(slog.NewTextHandler(noteWriter{c.log}, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		// from the harness but tool calls (refuseRequests).
+		Capabilities:          &sdk.ClientCapabilities{},
+		Logger:                slog.New(slog.NewTextHandler(noteWriter{c.log}, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		LoggingMessageHandler:       c.logMessage,
+		ProgressNotificationHandler: c.progressNotification,
 	})
+	client.AddReceivingMiddleware(c.refuseRequests)
 	session, err := client.Connect(sctx, transport, nil)
 	if err != nil {
 		c.shutdown()
@@ -396,11 +409,12 @@ func (c *Conn) httpTransport(vars Vars) (sdk.Transport, error) {
 	}
 	c.httpTap = &httpTap{base: http.DefaultTransport, headers: headers}
 	c.info.Transport = "http"
+	// The standalone stream is open: a server's requests (refused at once)
+	// and notifications (logs, list changes) may come on it.
 	return &sdk.StreamableClientTransport{
-		Endpoint:             u,
-		HTTPClient:           &http.Client{Transport: c.httpTap},
-		DisableStandaloneSSE: true,
-		MaxRetries:           2,
+		Endpoint:   u,
+		HTTPClient: &http.Client{Transport: c.httpTap},
+		MaxRetries: 2,
 	}, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -731,4 +732,75 @@ func TestOutputSchema(t *testing.T) {
 func clipResult(r agent.Result) agent.Result {
 	r.Text = clip(r.Text, 300)
 	return r
+}
+
+// A server's requests for what bench does not support are refused at once
+// (not left to the server's own timeout), and its log messages are kept
+// in its log.
+func TestServerRequestsRefused(t *testing.T) {
+	c := connect(t, testServer("raw", "raw", map[string]string{"RAW_ONLY": "asks"}), Vars{}, Options{})
+	res := call(t, c, "raw__asks", nil)
+	if want := "elicitation: error -32601; sampling: error -32601; roots: error -32601"; res.IsError || res.Text != want {
+		t.Errorf("asks: %+v, want %q", res, want)
+	}
+	log := c.Close()
+	for _, w := range []string{"[bench] server log (warning db): index is stale", "[bench] the server sent elicitation/create, which was refused at once"} {
+		if !strings.Contains(log, w) {
+			t.Errorf("log lacks %q:\n%s", w, log)
+		}
+	}
+}
+
+// Every call carries a progress token. Progress extends a call only when
+// the declaration sets max_call_time, and never past it, so that a server
+// reporting progress without end is still cut; a call abandoned has its
+// notifications/cancelled on the wire when Call returns.
+func TestProgress(t *testing.T) {
+	notes := filepath.Join(t.TempDir(), "notes")
+	srv := testServer("raw", "raw", map[string]string{"RAW_ONLY": "slow", "RAW_NOTES": notes})
+	srv.CallTimeout = tasks.Duration{Duration: 600 * time.Millisecond}
+	fixed := connect(t, srv, Vars{}, Options{ShutdownGrace: 200 * time.Millisecond})
+	srv.MaxCallTime = tasks.Duration{Duration: 1500 * time.Millisecond}
+	var seen []Progress
+	var mu sync.Mutex
+	extended := connect(t, srv, Vars{}, Options{ShutdownGrace: 200 * time.Millisecond, OnProgress: func(p Progress) {
+		mu.Lock()
+		seen = append(seen, p)
+		mu.Unlock()
+	}})
+
+	// 4 steps of 250 ms: past the call timeout, within max_call_time.
+	res := call(t, extended, "raw__slow", map[string]any{"steps": 4, "every": 250})
+	if res.IsError || res.Text != "done" {
+		t.Errorf("with max_call_time: %+v", res)
+	}
+	var d struct{ Progress Progress }
+	if err := json.Unmarshal(res.Details, &d); err != nil || d.Progress.Count != 4 || d.Progress.Total != 4 || d.Progress.Message != "step 4" {
+		t.Errorf("details %s (%v), want the 4th of 4 steps", res.Details, err)
+	}
+	mu.Lock()
+	if len(seen) != 4 || seen[3].Tool != "raw__slow" || FormatProgress(seen[3]) != "4/4: step 4" {
+		t.Errorf("OnProgress saw %+v", seen)
+	}
+	mu.Unlock()
+
+	// The same without max_call_time: cut at the call timeout.
+	res = call(t, fixed, "raw__slow", map[string]any{"steps": 4, "every": 250})
+	if !res.IsError || res.Kind != "timeout" || !strings.Contains(res.Text, "did not answer within 600ms (it reported progress ") ||
+		!strings.Contains(res.Text, "/4: step ") || !strings.Contains(res.Text, "; progress extends a call only when the server's declaration sets max_call_time)") {
+		t.Errorf("without max_call_time: %+v", res)
+	}
+	// Progress without end: cut at max_call_time.
+	res = call(t, extended, "raw__slow", map[string]any{"steps": -1, "every": 100})
+	if !res.IsError || res.Kind != "timeout" || !strings.Contains(res.Text, "did not answer within 1.5s (it reported progress") {
+		t.Errorf("endless progress: %+v", res)
+	}
+	fixed.Close()
+	extended.Close()
+	b, _ := os.ReadFile(notes)
+	if got := strings.Count(string(b), "cancelled bench-"); got != 1 {
+		// The endless server never reads its stdin again: only the
+		// first abandoned call's notification can be seen.
+		t.Errorf("the server saw %d cancellations, want 1:\n%s", got, b)
+	}
 }

@@ -14,12 +14,16 @@ import (
 
 // viaSDK calls a tool as Tool.Call does, through the SDK's CallTool.
 func viaSDK(ctx context.Context, t *Tool, args map[string]any) agent.Result {
-	res, err := t.conn.session.CallTool(ctx, &sdk.CallToolParams{Name: t.info.Tool, Arguments: args})
+	w := t.conn.watches.start(t.conn, t.spec.Name)
+	defer t.conn.watches.stop(w)
+	p := &sdk.CallToolParams{Name: t.info.Tool, Arguments: args}
+	p.SetProgressToken(w.token)
+	res, err := t.conn.session.CallTool(ctx, p)
 	if err != nil {
-		text, kind := t.failure(err, 0)
+		text, kind := t.failure(err, 0, w)
 		return agent.Result{Text: text, IsError: true, Kind: kind}
 	}
-	return agent.Result{Text: formatResult(res, resultLimit), IsError: res.IsError}
+	return agent.Result{Text: formatResult(res, resultLimit), IsError: res.IsError, Details: callDetails(res, w)}
 }
 
 // A call on a stdio server goes straight to the server (stdioConn.callTool)
@@ -63,7 +67,7 @@ func TestDirectCallAnswersAsTheSDK(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got != want {
+			if got.Text != want.Text || got.IsError != want.IsError || got.Kind != want.Kind || string(got.Details) != string(want.Details) {
 				t.Errorf("direct call: %+v\nthrough the SDK: %+v", got, want)
 			}
 		})
@@ -90,7 +94,7 @@ func TestCallRequestAsTheSDK(t *testing.T) {
 		{"escapes", meta, "é\"<b>\u2028", map[string]any{"text": "hé <b> & \u2028 \"q\"", "n": []any{1.5, nil, true}, "o": map[string]any{"z": 1, "a": "b"}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := appendCallRequest([]byte("left alone"), "bench-7", tt.meta, tt.tool, tt.args)
+			got, err := appendCallRequest([]byte("left alone"), "bench-7", tt.meta, "bench-progress-3", tt.tool, tt.args)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -103,6 +107,7 @@ func TestCallRequestAsTheSDK(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			p.SetProgressToken("bench-progress-3")
 			params, err := json.Marshal(p)
 			if err != nil {
 				t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -52,41 +53,123 @@ func (t *Tool) Call(ctx context.Context, args map[string]any) (agent.Result, err
 	if args == nil {
 		args = map[string]any{}
 	}
-	res, err := c.callTool(ctx, t.info.Tool, args)
+	w := c.watches.start(c, t.spec.Name)
+	defer c.watches.stop(w)
+	res, err := c.callTool(ctx, t.info.Tool, args, w)
 	if err != nil {
 		if ctx.Err() != nil {
 			return agent.Result{}, fmt.Errorf("call %s: %w", t.spec.Name, ctx.Err())
 		}
-		text, kind := t.failure(err, dropped0)
-		return agent.Result{Text: text, IsError: true, Kind: kind}, nil
+		text, kind := t.failure(err, dropped0, w)
+		return agent.Result{Text: text, IsError: true, Kind: kind, Details: callDetails(nil, w)}, nil
 	}
 	text := formatResult(res, resultLimit)
 	if why := t.output.check(res); why != "" {
 		// The model still reads what came back, after the reason.
-		return agent.Result{Text: fmt.Sprintf("%s: the result of server %q cannot be trusted: %s. It was:\n%s", t.spec.Name, c.srv.Name, clip(why, 2000), text), IsError: true, Kind: "bad_output"}, nil
+		return agent.Result{Text: fmt.Sprintf("%s: the result of server %q cannot be trusted: %s. It was:\n%s", t.spec.Name, c.srv.Name, clip(why, 2000), text), IsError: true, Kind: "bad_output", Details: callDetails(res, w)}, nil
 	}
-	return agent.Result{Text: text, IsError: res.IsError}, nil
+	return agent.Result{Text: text, IsError: res.IsError, Details: callDetails(res, w)}, nil
 }
 
-// callTool calls a tool on the server, waiting at most the call timeout
-// for its answer (errCallTimeout): directly on a stdio connection
-// (stdioConn.callTool, which needs no context of its own for the
-// timeout), through the SDK otherwise.
-func (c *Conn) callTool(ctx context.Context, name string, args map[string]any) (*sdk.CallToolResult, error) {
+// callTool calls a tool on the server, with w's progress token, waiting
+// for its answer until w's deadline (errCallTimeout): directly on a stdio
+// connection (stdioConn.callTool), through the SDK otherwise.
+func (c *Conn) callTool(ctx context.Context, name string, args map[string]any, w *callWatch) (*sdk.CallToolResult, error) {
 	if c.stdio != nil && c.stdio.conn != nil {
-		res, err := c.stdio.conn.callTool(ctx, name, args, c.callTimeout)
+		res, err := c.stdio.conn.callTool(ctx, name, args, w)
 		if !errors.Is(err, errNoDirectCall) {
 			return res, err
 		}
 	}
-	cctx, cancel := context.WithTimeout(ctx, c.callTimeout)
-	defer cancel()
-	res, err := c.session.CallTool(cctx, &sdk.CallToolParams{Name: name, Arguments: args})
-	if err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
-		return nil, fmt.Errorf("%w: %v", errCallTimeout, err)
+	cctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	// The watchdog: the SDK takes a context, whose deadline progress
+	// could not move.
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		t := time.NewTimer(time.Until(w.deadline()))
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if d := w.deadline(); time.Now().Before(d) {
+					t.Reset(time.Until(d))
+					continue
+				}
+				cancel(errCallTimeout)
+				return
+			}
+		}
+	}()
+	params := &sdk.CallToolParams{Name: name, Arguments: args}
+	params.SetProgressToken(w.token)
+	res, err := c.session.CallTool(cctx, params)
+	if err != nil && cctx.Err() != nil {
+		c.cancels.Add(1) // the SDK sends notifications/cancelled in the background
+		if ctx.Err() == nil && errors.Is(context.Cause(cctx), errCallTimeout) {
+			return nil, fmt.Errorf("%w: %v", errCallTimeout, err)
+		}
 	}
 	return res, err
 }
+
+// progressNote tells, for a timeout observation, what the server last
+// reported.
+func progressNote(w *callWatch) string {
+	p := w.progress()
+	if p.Count == 0 {
+		return ""
+	}
+	s := fmt.Sprintf(" (it reported progress %d times, last %s", p.Count, formatProgress(p))
+	if w.max <= 0 {
+		s += "; progress extends a call only when the server's declaration sets max_call_time"
+	}
+	return s + ")"
+}
+
+// formatProgress shows one progress report: "3/10: message".
+func formatProgress(p Progress) string {
+	s := strconv.FormatFloat(p.Progress, 'f', -1, 64)
+	if p.Total > 0 {
+		s += "/" + strconv.FormatFloat(p.Total, 'f', -1, 64)
+	}
+	if p.Message != "" {
+		s += ": " + p.Message
+	}
+	return s
+}
+
+// FormatProgress shows one progress report as `bench mcp call` prints it.
+func FormatProgress(p Progress) string { return formatProgress(p) }
+
+// callDetails is what is stored with a call beside its observation: the
+// structured content, the last progress reported and how many times.
+func callDetails(res *sdk.CallToolResult, w *callWatch) json.RawMessage {
+	d := struct {
+		Structured any       `json:"structured_content,omitempty"`
+		Progress   *Progress `json:"progress,omitempty"`
+	}{}
+	if res != nil && res.StructuredContent != nil {
+		d.Structured = res.StructuredContent
+	}
+	if p := w.progress(); p.Count > 0 {
+		d.Progress = &p
+	}
+	if d.Structured == nil && d.Progress == nil {
+		return nil
+	}
+	b, err := json.Marshal(d)
+	if err != nil || len(b) > detailsLimit {
+		b, _ = json.Marshal(map[string]string{"note": fmt.Sprintf("details of %d bytes not kept (at most %d)", len(b), detailsLimit)})
+	}
+	return b
+}
+
+// detailsLimit bounds the details stored with one call.
+const detailsLimit = 64 << 10
 
 func errorResult(format string, args ...any) agent.Result {
 	return agent.Result{Text: fmt.Sprintf(format, args...), IsError: true}
@@ -95,7 +178,7 @@ func errorResult(format string, args ...any) agent.Result {
 // failure describes a failed call for the model, with its kind for the
 // store ("timeout", "protocol", "transport"), and marks the connection
 // broken when the server is gone.
-func (t *Tool) failure(err error, dropped0 int64) (string, string) {
+func (t *Tool) failure(err error, dropped0 int64, w *callWatch) (string, string) {
 	c := t.conn
 	var notes []string
 	if c.proc != nil {
@@ -110,7 +193,7 @@ func (t *Tool) failure(err error, dropped0 int64) (string, string) {
 	var rpcErr *jsonrpc.Error
 	switch {
 	case errors.Is(err, errCallTimeout):
-		return fmt.Sprintf("%s: server %q did not answer within %s; the call was abandoned%s", t.spec.Name, c.srv.Name, c.callTimeout, suffix), "timeout"
+		return fmt.Sprintf("%s: server %q did not answer within %s%s; the call was abandoned%s", t.spec.Name, c.srv.Name, w.limit(), progressNote(w), suffix), "timeout"
 	case errors.As(err, &rpcErr) && !localCode(rpcErr.Code):
 		return fmt.Sprintf("%s: server %q answered with a protocol error (code %d): %s%s", t.spec.Name, c.srv.Name, rpcErr.Code, clip(rpcErr.Message, 2000), suffix), "protocol"
 	}
