@@ -265,8 +265,8 @@ func Connect(ctx context.Context, srv tasks.Server, vars Vars, opts Options) (*C
 	client := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: clientVersion()}, &sdk.ClientOptions{
 		// No roots, no sampling, no elicitation: the server gets nothing
 		// from the harness but tool calls (refuseRequests).
-		Capabilities:          &sdk.ClientCapabilities{},
-		Logger:                slog.New(slog.NewTextHandler(noteWriter{c.log}, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Capabilities:                &sdk.ClientCapabilities{},
+		Logger:                      slog.New(slog.NewTextHandler(noteWriter{c.log}, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		LoggingMessageHandler:       c.logMessage,
 		ProgressNotificationHandler: c.progressNotification,
 	})
@@ -736,6 +736,7 @@ func (c *Conn) Close() (stderr string) {
 }
 
 func (c *Conn) shutdown() {
+	c.awaitCancels()
 	if c.session != nil {
 		done := make(chan struct{})
 		go func() {
@@ -756,6 +757,24 @@ func (c *Conn) shutdown() {
 	}
 	if c.proc != nil {
 		c.proc.stop(c.opts.ShutdownGrace)
+	}
+}
+
+// awaitCancels waits, at most the shutdown grace, until the
+// notifications/cancelled of every call abandoned through the SDK has gone
+// out: the SDK sends them in the background, and one still unsent when
+// the session closes would never reach the server.
+func (c *Conn) awaitCancels() {
+	if c.httpTap == nil || c.cancels.Load() == 0 {
+		return
+	}
+	deadline := time.Now().Add(c.opts.ShutdownGrace)
+	for c.httpTap.cancels.Load() < c.cancels.Load() {
+		if !time.Now().Before(deadline) {
+			c.log.note("%d notifications/cancelled had not gone out within %s", c.cancels.Load()-c.httpTap.cancels.Load(), c.opts.ShutdownGrace)
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 

@@ -16,6 +16,25 @@ type httpTap struct {
 	base    http.RoundTripper
 	headers http.Header
 	sniff   atomic.Pointer[func([]byte)]
+	// cancels counts the notifications/cancelled POSTed (answered or not).
+	cancels atomic.Int64
+}
+
+// maxPeek bounds the request body looked at for a cancellation.
+const maxPeek = 4096
+
+// isCancellation reports whether req carries a notifications/cancelled.
+func isCancellation(req *http.Request) bool {
+	if req.Method != http.MethodPost || req.GetBody == nil || req.ContentLength <= 0 || req.ContentLength > maxPeek {
+		return false
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return false
+	}
+	defer body.Close()
+	b, err := io.ReadAll(io.LimitReader(body, maxPeek))
+	return err == nil && bytes.Contains(b, []byte(`"notifications/cancelled"`))
 }
 
 // maxSniff bounds how much of one response is kept for sniffing.
@@ -28,6 +47,9 @@ func (t *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
 		for k, v := range t.headers {
 			req.Header[k] = v
 		}
+	}
+	if isCancellation(req) {
+		defer t.cancels.Add(1)
 	}
 	resp, err := t.base.RoundTrip(req)
 	if err != nil || req.Method != http.MethodPost {

@@ -1,11 +1,15 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -79,5 +83,63 @@ func TestStreamableHTTPFailures(t *testing.T) {
 	t.Logf("observation: %s", res.Text)
 	if !res.IsError || !strings.Contains(res.Text, `web__list_issues: the call to server "web" failed`) {
 		t.Errorf("call to a server that went away: %+v", res)
+	}
+}
+
+// Over Streamable HTTP (through the SDK) a call carries a progress token
+// too, progress pushes its deadline back up to max_call_time, and the
+// notifications/cancelled of an abandoned call has reached the server
+// when Close returns.
+func TestHTTPProgressAndCancel(t *testing.T) {
+	server := sdk.NewServer(&sdk.Implementation{Name: "slow", Version: "1"}, nil)
+	type args struct {
+		Steps int `json:"steps"`
+	}
+	server.AddTool(&sdk.Tool{Name: "slow", InputSchema: map[string]any{"type": "object", "properties": map[string]any{"steps": map[string]any{"type": "integer"}}}},
+		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			var a args
+			_ = json.Unmarshal(req.Params.Arguments, &a)
+			for i := 0; a.Steps < 0 || i < a.Steps; i++ {
+				select {
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				case <-time.After(200 * time.Millisecond):
+				}
+				_ = req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: float64(i + 1), Message: "tick"})
+			}
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "done"}}}, nil
+		})
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, nil)
+	var mu sync.Mutex
+	cancels := 0
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			b, _ := io.ReadAll(r.Body)
+			if strings.Contains(string(b), `"notifications/cancelled"`) {
+				mu.Lock()
+				cancels++
+				mu.Unlock()
+			}
+			r.Body = io.NopCloser(bytes.NewReader(b))
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(ts.Close)
+	srv := tasks.Server{Name: "web", URL: ts.URL, DefaultClass: "read",
+		CallTimeout: tasks.Duration{Duration: 500 * time.Millisecond}, MaxCallTime: tasks.Duration{Duration: 1200 * time.Millisecond}}
+	c := connect(t, srv, Vars{}, Options{})
+	res := call(t, c, "web__slow", map[string]any{"steps": 4})
+	if res.IsError || res.Text != "done" || !strings.Contains(string(res.Details), `"count":4`) {
+		t.Errorf("4 steps with max_call_time: %+v (%s)", res, res.Details)
+	}
+	res = call(t, c, "web__slow", map[string]any{"steps": -1})
+	if !res.IsError || res.Kind != "timeout" || !strings.Contains(res.Text, "did not answer within 1.2s (it reported progress") {
+		t.Errorf("endless progress: %+v", res)
+	}
+	c.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	if cancels != 1 {
+		t.Errorf("the server got %d notifications/cancelled, want 1", cancels)
 	}
 }
