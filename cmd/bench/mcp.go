@@ -28,7 +28,7 @@ const mcpUsage = `Usage:
   bench mcp call [flags] --url URL TOOL ['JSON']
   bench mcp call --task DIR [--server NAME] TOOL ['JSON']
                                                    call one tool by hand, as a run would
-  bench mcp serve issues --file PATH               the example issue tracker, over stdio
+  bench mcp serve issues --file PATH [--http ADDR] the example issue tracker, over stdio or Streamable HTTP
 `
 
 const inspectUsage = `Usage: bench mcp inspect [flags] -- COMMAND [ARGS...]
@@ -430,18 +430,28 @@ func prettyJSON(raw json.RawMessage) string {
 	return b.String()
 }
 
-// cmdMCPServe serves one of the project's own MCP servers over stdio.
+// cmdMCPServe serves one of the project's own MCP servers over stdio, or
+// over Streamable HTTP with --http.
 func cmdMCPServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] != "issues" {
-		fmt.Fprintln(stderr, "bench mcp serve: expected a server name: issues (usage: bench mcp serve issues --file PATH)")
+		fmt.Fprintln(stderr, "bench mcp serve: expected a server name: issues (usage: bench mcp serve issues --file PATH [--http ADDR])")
 		return 2
 	}
 	fs := flag.NewFlagSet("mcp serve issues", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	file := fs.String("file", "", "the issue file (JSON)")
+	addr := fs.String("http", "", "serve Streamable HTTP on `ADDR` (host:port, e.g. 127.0.0.1:8931) instead of stdio")
+	var hosts, origins repeatFlag
+	fs.Var(&hosts, "allow-host", "with --http: a `HOST` name requests may name besides localhost, 127.0.0.1 and ::1 (repeatable)")
+	fs.Var(&origins, "allow-origin", "with --http: an `ORIGIN` (scheme://host:port) browser requests may come from (repeatable; default none)")
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stdout, "Usage: bench mcp serve issues --file PATH\n\nServes the issue tracker in PATH over stdio (tools list_issues, get_issue, search_issues).")
+			fmt.Fprintln(stdout, "Usage: bench mcp serve issues --file PATH [--http ADDR [--allow-host H]... [--allow-origin O]...]\n\n"+
+				"Serves the issue tracker in PATH (tools list_issues, get_issue, search_issues) over stdio, or\n"+
+				"over Streamable HTTP at http://ADDR/mcp. Over HTTP a request whose Host header names\n"+
+				"another host (DNS rebinding) or that carries an Origin not allowed is refused (403).\n\nFlags:")
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
 			return 0
 		}
 		fmt.Fprintf(stderr, "bench mcp serve issues: %v\n", err)
@@ -451,14 +461,36 @@ func cmdMCPServe(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintln(stderr, "bench mcp serve issues: expected --file PATH and nothing else")
 		return 2
 	}
+	if *addr == "" && (len(hosts) > 0 || len(origins) > 0) {
+		fmt.Fprintln(stderr, "bench mcp serve issues: --allow-host and --allow-origin need --http")
+		return 2
+	}
 	path, err := filepath.Abs(*file)
 	if err != nil {
 		fmt.Fprintf(stderr, "bench mcp serve issues: %v\n", err)
 		return 2
 	}
-	if err := issuetracker.ServeStdio(ctx, path); err != nil {
+	if *addr != "" {
+		opts := issuetracker.HTTPOptions{Hosts: hosts, Origins: origins}
+		err = issuetracker.ServeHTTP(ctx, path, *addr, opts, func(endpoint string) {
+			fmt.Fprintf(stderr, "bench mcp serve issues: serving %s over Streamable HTTP at %s\n", path, endpoint)
+		})
+	} else {
+		err = issuetracker.ServeStdio(ctx, path)
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "bench mcp serve issues: %v\n", err)
 		return 1
 	}
 	return 0
+}
+
+// repeatFlag is a repeatable string flag, one value each time.
+type repeatFlag []string
+
+func (l *repeatFlag) String() string { return strings.Join(*l, ",") }
+
+func (l *repeatFlag) Set(s string) error {
+	*l = append(*l, s)
+	return nil
 }
