@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/benchhq/bench/agent"
+	"github.com/benchhq/bench/agent/mcp"
 	"github.com/benchhq/bench/endpoint"
 	"github.com/benchhq/bench/environment"
 	"github.com/benchhq/bench/evaluator"
@@ -145,6 +146,9 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 		RequestTimeout: plan.RequestTimeout,
 		ContextLength:  r.modelCtx,
 		CutIsAnError:   plan.API == string(endpoint.OpenAI),
+		// A server whose tool list changed is listed again before the
+		// next turn (mcp.Refresher).
+		Refresh: mcp.Refresher(connsOf(conns)),
 	})
 	give()
 	// Servers go down, and every process of the attempt is ended, before

@@ -47,6 +47,15 @@ func (r *Runner) connect(ctx context.Context, list []tasks.Server, vars mcp.Vars
 	return out, nil
 }
 
+// connsOf returns the connections of the attached servers.
+func connsOf(list []*attached) []*mcp.Conn {
+	out := make([]*mcp.Conn, len(list))
+	for i, a := range list {
+		out[i] = a.conn
+	}
+	return out
+}
+
 // closeAll shuts servers down and returns what each left for the store.
 func closeAll(list []*attached) []results.ServerLog {
 	var logs []results.ServerLog

@@ -213,6 +213,13 @@ type Conn struct {
 	warnings []string // mismatches kept by Options.Lenient
 
 	watches watches // calls in flight, by progress token
+
+	// The tool list's changes (listchange.go): announced counts the
+	// server's notifications, stale says one came since the last listing.
+	announced    atomic.Int64
+	stale        atomic.Bool
+	relists      int
+	relistCapped bool
 	// cancels counts the calls abandoned through the SDK (over HTTP),
 	// whose notifications/cancelled the SDK sends in the background:
 	// Close waits for the tap to have seen as many go out.
@@ -269,6 +276,7 @@ func Connect(ctx context.Context, srv tasks.Server, vars Vars, opts Options) (*C
 		Logger:                      slog.New(slog.NewTextHandler(noteWriter{c.log}, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		LoggingMessageHandler:       c.logMessage,
 		ProgressNotificationHandler: c.progressNotification,
+		ToolListChangedHandler:      c.toolsChanged,
 	})
 	client.AddReceivingMiddleware(c.refuseRequests)
 	session, err := client.Connect(sctx, transport, nil)
@@ -557,6 +565,13 @@ func (r *rawToolSchema) observe(msg []byte) {
 	}
 }
 
+// reset forgets the tools seen, before they are listed again.
+func (r *rawToolSchema) reset() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	clear(r.byName)
+}
+
 func (r *rawToolSchema) get(name string) (rawTool, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -568,6 +583,18 @@ func (r *rawToolSchema) get(name string) (rawTool, bool) {
 // and checks the declaration against them: a mismatch is the error, or,
 // with Options.Lenient, one of the warnings.
 func (c *Conn) prepare(listed []*sdk.Tool) error {
+	c.catalog, c.tools, c.warnings = c.build(listed)
+	if len(c.warnings) > 0 && !c.opts.Lenient {
+		return errors.New(c.warnings[0])
+	}
+	return nil
+}
+
+// build makes the catalog, the offered tools and the mismatches between
+// the declaration and the server of a tool list, by the trust rules:
+// the operator's classes, the allow-list, names and schemas the harness
+// can offer, description flags.
+func (c *Conn) build(listed []*sdk.Tool) (catalog []ToolInfo, tools []agent.Tool, warnings []string) {
 	count := map[string]int{}
 	var names []string
 	for _, t := range listed {
@@ -639,30 +666,27 @@ func (c *Conn) prepare(listed []*sdk.Tool) error {
 			info.Reason = "not in the server's tools allow-list"
 		default:
 			info.Offered = true
-			c.tools = append(c.tools, &Tool{conn: c, spec: spec, info: info, output: out})
+			tools = append(tools, &Tool{conn: c, spec: spec, info: info, output: out})
 		}
-		c.catalog = append(c.catalog, info)
+		catalog = append(catalog, info)
 	}
 	for _, n := range c.srv.Tools {
 		if count[n] == 0 {
-			c.warnings = append(c.warnings, fmt.Sprintf("tools allow-list names %q, which the server does not offer (it offers: %s)", n, listOrNone(names)))
+			warnings = append(warnings, fmt.Sprintf("tools allow-list names %q, which the server does not offer (it offers: %s)", n, listOrNone(names)))
 			continue
 		}
-		for _, ti := range c.catalog {
+		for _, ti := range catalog {
 			if ti.Tool == n && !ti.Offered {
-				c.warnings = append(c.warnings, fmt.Sprintf("tools allow-list names %q, which cannot be offered: %s", n, ti.Reason))
+				warnings = append(warnings, fmt.Sprintf("tools allow-list names %q, which cannot be offered: %s", n, ti.Reason))
 			}
 		}
 	}
 	for _, n := range slices.Sorted(maps.Keys(c.srv.Classes)) {
 		if count[n] == 0 {
-			c.warnings = append(c.warnings, fmt.Sprintf("classes names %q, which the server does not offer (it offers: %s)", n, listOrNone(names)))
+			warnings = append(warnings, fmt.Sprintf("classes names %q, which the server does not offer (it offers: %s)", n, listOrNone(names)))
 		}
 	}
-	if len(c.warnings) > 0 && !c.opts.Lenient {
-		return errors.New(c.warnings[0])
-	}
-	return nil
+	return catalog, tools, warnings
 }
 
 func listOrNone(names []string) string {

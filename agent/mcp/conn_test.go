@@ -804,3 +804,75 @@ func TestProgress(t *testing.T) {
 		t.Errorf("the server saw %d cancellations, want 1:\n%s", got, b)
 	}
 }
+
+// waitStale waits until the connection has taken an announcement of a new
+// tool list (the SDK hands notifications over in its own goroutine).
+func waitStale(t *testing.T, c *Conn, announced int64) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); c.announced.Load() < announced; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d announcements taken, want %d", c.announced.Load(), announced)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// A server's new tool list is read before the next turn, under the same
+// trust rules: a new tool named like another origin's is refused, with a
+// note; announcements without end make at most maxRelists listings.
+func TestToolListChanges(t *testing.T) {
+	c := connect(t, testServer("raw", "raw", map[string]string{"RAW_ONLY": "grow,flap,echo"}), Vars{}, Options{})
+	reg := agent.NewRegistry()
+	for _, tl := range c.Tools() {
+		if err := reg.Add(tl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other := toolNamed(t, c, "raw__echo").(*Tool)
+	clash := &Tool{spec: other.spec}
+	clash.spec.Name, clash.spec.Origin = "raw__clash", "mcp:other"
+	if err := reg.Add(clash); err != nil {
+		t.Fatal(err)
+	}
+	refresh := Refresher([]*Conn{c})
+	if ch := refresh(context.Background(), reg); ch != nil {
+		t.Errorf("changes without an announcement: %+v", ch)
+	}
+	call(t, c, "raw__grow", nil)
+	waitStale(t, c, 1)
+	changes := refresh(context.Background(), reg)
+	if len(changes) != 1 {
+		t.Fatalf("changes %+v, want one", changes)
+	}
+	ch := changes[0]
+	if ch.Origin != "mcp:raw" || !slices.Equal(ch.Added, []string{"raw__grown", "raw__clash"}) || len(ch.Removed)+len(ch.Changed) != 0 {
+		t.Errorf("change %+v", ch)
+	}
+	if len(ch.Notes) != 1 || !strings.Contains(ch.Notes[0], `refused: tool "raw__clash" from mcp:raw collides with the tool of the same name from mcp:other`) {
+		t.Errorf("notes %q", ch.Notes)
+	}
+	if s, ok := reg.Spec("raw__grown"); !ok || s.Origin != "mcp:raw" {
+		t.Errorf("raw__grown not registered: %+v", s)
+	}
+	if s, _ := reg.Spec("raw__clash"); s.Origin != "mcp:other" {
+		t.Errorf("raw__clash was taken over: %+v", s)
+	}
+	if res := call(t, c, "raw__grown", nil); !res.IsError || !strings.Contains(res.Text, "unknown tool grown") {
+		// The raw server answers no call of its grown tools: the call
+		// reached it, which is what counts here.
+		t.Errorf("raw__grown: %+v", res)
+	}
+
+	// Announcements without end: one listing each time, at most maxRelists.
+	notes := 0
+	for i := range maxRelists + 3 {
+		call(t, c, "raw__flap", nil)
+		waitStale(t, c, int64(1+30*(i+1)))
+		for _, ch := range refresh(context.Background(), reg) {
+			notes += len(ch.Notes)
+		}
+	}
+	if c.relists != maxRelists || notes < 1 {
+		t.Errorf("%d listings, %d notes; want %d listings and a note that later changes are ignored", c.relists, notes, maxRelists)
+	}
+}

@@ -131,6 +131,8 @@ func rawCatalog() []fakeTool {
 		{Name: "asks", Description: "Asks the client for elicitation, sampling and roots, and tells what it answered.", InputSchema: json.RawMessage(objSchema)},
 		{Name: "slow", Description: "Reports progress `steps` times (-1: without end), `every` ms apart, then answers.",
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"steps":{"type":"integer"},"every":{"type":"integer"}}}`)},
+		{Name: "grow", Description: "Announces a new tool list, with the tools grown and clash.", InputSchema: json.RawMessage(objSchema)},
+		{Name: "flap", Description: "Announces 30 times that its tool list changed.", InputSchema: json.RawMessage(objSchema)},
 		{Name: "bad name!", Description: "A name no model can call.", InputSchema: json.RawMessage(objSchema)},
 		{Name: "dup", Description: "Listed twice (first).", InputSchema: json.RawMessage(objSchema)},
 		{Name: "dup", Description: "Listed twice (second).", InputSchema: json.RawMessage(`{"type":"object","properties":{"x":{"type":"string"}}}`)},
@@ -167,6 +169,7 @@ func rawServer() {
 		return map[string]any{"content": []any{map[string]any{"type": "text", "text": s}}}
 	}
 	tools := rawCatalog()
+	grown := false
 	page := 0
 	fmt.Sscan(os.Getenv("RAW_PAGE"), &page)
 	if os.Getenv("RAW_STUBBORN") != "" {
@@ -213,7 +216,7 @@ func rawServer() {
 			}
 			reply(msg.ID, map[string]any{
 				"protocolVersion": "2025-06-18",
-				"capabilities":    map[string]any{"tools": map[string]any{}},
+				"capabilities":    map[string]any{"tools": map[string]any{"listChanged": true}},
 				"serverInfo":      map[string]any{"name": "raw-test-server", "version": "0.0.1"},
 			})
 		case "ping":
@@ -230,8 +233,14 @@ func rawServer() {
 			if page > 0 {
 				end = min(start+page, len(tools))
 			}
-			res := map[string]any{"tools": tools[start:end]}
-			if end < len(tools) {
+			list := tools
+			if grown {
+				list = append(slices.Clone(tools), fakeTool{Name: "grown", Description: "Grown later.", InputSchema: json.RawMessage(objSchema)},
+					fakeTool{Name: "clash", Description: "Named like a tool of another server.", InputSchema: json.RawMessage(objSchema)})
+				end = len(list)
+			}
+			res := map[string]any{"tools": list[start:end]}
+			if end < len(list) {
 				res["nextCursor"] = fmt.Sprint(end)
 			}
 			reply(msg.ID, res)
@@ -316,6 +325,15 @@ func rawServer() {
 						"progressToken": msg.Params.Meta.ProgressToken, "progress": i + 1, "total": steps, "message": fmt.Sprintf("step %d", i+1)}})
 				}
 				reply(msg.ID, text("done"))
+			case "grow":
+				grown = true
+				send(map[string]any{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+				reply(msg.ID, text("grown"))
+			case "flap":
+				for range 30 {
+					send(map[string]any{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+				}
+				reply(msg.ID, text("flapped"))
 			case "picture":
 				png := base64.StdEncoding.EncodeToString([]byte(strings.Repeat("\x89PNG pixels ", 30000)))
 				reply(msg.ID, map[string]any{
