@@ -183,6 +183,10 @@ type Server struct {
 	// CallTimeout: each progress notification grants CallTimeout again,
 	// up to MaxCallTime in all. Unset, progress extends nothing.
 	MaxCallTime Duration `toml:"max_call_time"`
+	// ResourceClass is the permission class of the resource reader bench
+	// offers for a server that declares resources ("<name>__read_resource");
+	// empty means read.
+	ResourceClass string `toml:"resource_class"`
 	// Sandbox asks for the server process to be sandboxed where possible.
 	Sandbox bool `toml:"sandbox"`
 }

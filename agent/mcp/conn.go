@@ -395,7 +395,7 @@ func (c *Conn) startStdio(vars Vars) (sdk.Transport, error) {
 	c.proc = p
 	c.info.Transport = "stdio"
 	// The connection closes stdin; stdout is closed by process.stop.
-	c.stdio = &stdioTransport{out: p.filter, in: p.in, readDeadline: p.stdout.SetReadDeadline}
+	c.stdio = &stdioTransport{out: p.filter, in: p.in, readDeadline: p.stdout.SetReadDeadline, progress: c.takeProgress}
 	if w, ok := p.out.(interface{ setWait(bool) }); ok {
 		c.stdio.waiter = w
 	}
@@ -607,6 +607,7 @@ func (c *Conn) build(listed []*sdk.Tool) (catalog []ToolInfo, tools []agent.Tool
 	for _, n := range c.srv.Tools {
 		allow[n] = true
 	}
+	readers := c.hasResources()
 	done := map[string]bool{}
 	for _, t := range listed {
 		if done[t.Name] {
@@ -646,6 +647,8 @@ func (c *Conn) build(listed []*sdk.Tool) (catalog []ToolInfo, tools []agent.Tool
 			reason = err.Error()
 		} else if count[t.Name] > 1 {
 			reason = fmt.Sprintf("the server lists %d tools named %q, so none of them is offered", count[t.Name], t.Name)
+		} else if t.Name == ReaderTool && readers {
+			reason = fmt.Sprintf("the name is bench's: %s%s%s reads the server's resources", c.srv.Name, Separator, ReaderTool)
 		} else if sniffed && rt.Execution != nil && rt.Execution.TaskSupport == "required" {
 			reason = `the tool must be called as a task (execution.taskSupport is "required"), which the harness does not do`
 		}
@@ -670,7 +673,24 @@ func (c *Conn) build(listed []*sdk.Tool) (catalog []ToolInfo, tools []agent.Tool
 		}
 		catalog = append(catalog, info)
 	}
+	if readers {
+		// The server declares resources: bench's reader of them, unless
+		// the allow-list leaves it out.
+		reader, info := c.newReader()
+		if len(allow) > 0 && !allow[ReaderTool] {
+			info.Offered, info.Excluded, info.Reason = false, true, "not in the server's tools allow-list"
+		} else {
+			tools = append(tools, reader)
+		}
+		catalog = append(catalog, info)
+		if count[ReaderTool] == 0 {
+			count[ReaderTool] = 1 // the allow-list may name it
+		}
+	}
 	for _, n := range c.srv.Tools {
+		if n == ReaderTool && readers {
+			continue
+		}
 		if count[n] == 0 {
 			warnings = append(warnings, fmt.Sprintf("tools allow-list names %q, which the server does not offer (it offers: %s)", n, listOrNone(names)))
 			continue

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -52,11 +53,16 @@ func (t *httpTap) RoundTrip(req *http.Request) (*http.Response, error) {
 		defer t.cancels.Add(1)
 	}
 	resp, err := t.base.RoundTrip(req)
-	if err != nil || req.Method != http.MethodPost {
+	if err != nil {
+		return resp, err
+	}
+	sse := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
+	resp.Body = &limitBody{rc: resp.Body, sse: sse, max: frameLimit}
+	if req.Method != http.MethodPost {
 		return resp, err
 	}
 	if fn := t.sniff.Load(); fn != nil {
-		resp.Body = &tapBody{rc: resp.Body, sse: strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream"), fn: *fn}
+		resp.Body = &tapBody{rc: resp.Body, sse: sse, fn: *fn}
 	}
 	return resp, nil
 }
@@ -137,3 +143,52 @@ func (b *tapBody) events(final bool) {
 		}
 	}
 }
+
+// limitBody bounds one message a server sends over HTTP, as frameLimit
+// bounds a stdio server's line: a JSON body at max bytes, an event stream
+// at max bytes from one event to the next. Past it the body fails, and
+// the call waiting for it gets an error (a 1 GB resource is an error
+// observation, not 1 GB in memory).
+type limitBody struct {
+	rc  io.ReadCloser
+	sse bool
+	max int
+	n   int // bytes of the body (JSON) or of the current event (SSE)
+	// blank says the stream's current line is empty so far (SSE): a line
+	// feed then ends the event.
+	blank bool
+}
+
+// errTooLarge is the error of a body past its limit.
+var errTooLarge = fmt.Errorf("the server sent a message over %d MiB, which bench does not read", frameLimit>>20)
+
+func (b *limitBody) Read(p []byte) (int, error) {
+	if b.n > b.max {
+		return 0, errTooLarge
+	}
+	n, err := b.rc.Read(p)
+	if !b.sse {
+		b.n += n
+	} else {
+		for _, c := range p[:n] {
+			switch c {
+			case '\n':
+				if b.blank {
+					b.n = 0 // an empty line: the event ended
+					continue
+				}
+				b.blank = true
+			case '\r':
+			default:
+				b.blank = false
+			}
+			b.n++
+		}
+	}
+	if b.n > b.max {
+		return n, errTooLarge
+	}
+	return n, err
+}
+
+func (b *limitBody) Close() error { return b.rc.Close() }

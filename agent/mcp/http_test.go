@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/benchhq/bench/servers/issuetracker"
@@ -129,7 +131,7 @@ func TestHTTPProgressAndCancel(t *testing.T) {
 		CallTimeout: tasks.Duration{Duration: 500 * time.Millisecond}, MaxCallTime: tasks.Duration{Duration: 1200 * time.Millisecond}}
 	c := connect(t, srv, Vars{}, Options{})
 	res := call(t, c, "web__slow", map[string]any{"steps": 4})
-	if res.IsError || res.Text != "done" || !strings.Contains(string(res.Details), `"count":4`) {
+	if res.IsError || res.Text != "done" || !strings.Contains(string(res.Details), `"message":"tick"`) {
 		t.Errorf("4 steps with max_call_time: %+v (%s)", res, res.Details)
 	}
 	res = call(t, c, "web__slow", map[string]any{"steps": -1})
@@ -141,5 +143,33 @@ func TestHTTPProgressAndCancel(t *testing.T) {
 	defer mu.Unlock()
 	if cancels != 1 {
 		t.Errorf("the server got %d notifications/cancelled, want 1", cancels)
+	}
+}
+
+// A message over the limit fails its body (the call gets an error
+// observation), however the server sends it: one JSON body, or one event
+// of a stream whose other events are small.
+func TestLimitBody(t *testing.T) {
+	event := func(n int) string { return "event: message\ndata: " + strings.Repeat("x", n) + "\n\n" }
+	for _, tt := range []struct {
+		name string
+		sse  bool
+		body string
+		fail bool
+	}{
+		{"small JSON", false, strings.Repeat("x", 90), false},
+		{"large JSON", false, strings.Repeat("x", 150), true},
+		{"many small events", true, strings.Repeat(event(40), 20), false},
+		{"one large event", true, event(40) + event(150) + event(40), true},
+		{"CRLF events", true, strings.Repeat("data: "+strings.Repeat("y", 40)+"\r\n\r\n", 20), false},
+	} {
+		b := &limitBody{rc: io.NopCloser(iotest.OneByteReader(strings.NewReader(tt.body))), sse: tt.sse, max: 100}
+		if tt.name == "many small events" {
+			b.rc = io.NopCloser(strings.NewReader(tt.body))
+		}
+		_, err := io.ReadAll(b)
+		if (err != nil) != tt.fail || (err != nil && !errors.Is(err, errTooLarge)) {
+			t.Errorf("%s: error %v, want failure %v", tt.name, err, tt.fail)
+		}
 	}
 }

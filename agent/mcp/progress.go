@@ -137,17 +137,21 @@ func (ws *watches) stop(w *callWatch) {
 
 // progressNotification is the client's handler of notifications/progress.
 func (c *Conn) progressNotification(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
-	p := req.Params
-	if p == nil {
-		return
+	if req.Params != nil && !c.takeProgress(req.Params) {
+		c.watches.late.Add(1)
 	}
+}
+
+// takeProgress hands a progress notification to its call in flight, and
+// reports whether there was one.
+func (c *Conn) takeProgress(p *sdk.ProgressNotificationParams) bool {
 	token := fmt.Sprint(p.ProgressToken)
 	c.watches.mu.Lock()
 	w := c.watches.by[token]
 	c.watches.mu.Unlock()
 	if w == nil {
-		c.watches.late.Add(1)
-		return
+		return false
 	}
 	w.note(p)
+	return true
 }

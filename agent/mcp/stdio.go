@@ -32,7 +32,8 @@ type stdioTransport struct {
 	// reads the server's stdout all the time and hands each answer over.
 	readDeadline func(time.Time) error
 	waiter       interface{ setWait(bool) }
-	conn         *stdioConn // once connected
+	progress     func(*sdk.ProgressNotificationParams) bool // the connection's
+	conn         *stdioConn                                 // once connected
 }
 
 // How often the connection reads what an idle server wrote (a ping, a
@@ -65,6 +66,7 @@ func (t *stdioTransport) Connect(context.Context) (sdk.Connection, error) {
 		c.wake <- struct{}{}
 	}
 	c.role <- struct{}{}
+	c.progress = t.progress
 	t.conn = c
 	go c.background()
 	return c, nil
@@ -112,6 +114,10 @@ type stdioConn struct {
 	meta    json.RawMessage // the "_meta" of its requests (nil: none)
 	seq     int64
 	pending map[string]chan answer // direct calls waiting, by id
+
+	// progress takes a progress notification, and reports whether it
+	// was for a call in flight (otherwise it goes to the SDK).
+	progress func(*sdk.ProgressNotificationParams) bool
 
 	dead     chan struct{} // closed when reading stopped
 	deadErr  error         // why, set before dead is closed
@@ -255,6 +261,15 @@ func (c *stdioConn) route(m jsonrpc.Message) {
 	if isResponse {
 		if id, ok := r.ID.Raw().(string); ok && strings.HasPrefix(id, directPrefix) {
 			c.answer(id, answer{resp: r})
+			return
+		}
+	}
+	// Progress is taken here, in the order of the server's lines: through
+	// the SDK it would be handled in another goroutine, possibly after
+	// the answer it preceded.
+	if req, ok := m.(*jsonrpc.Request); ok && req.Method == "notifications/progress" && c.progress != nil {
+		var p sdk.ProgressNotificationParams
+		if parse(req.Params, &p) == nil && c.progress(&p) {
 			return
 		}
 	}

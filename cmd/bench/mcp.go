@@ -8,8 +8,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -18,6 +20,7 @@ import (
 	"github.com/benchhq/bench/agent/mcp"
 	"github.com/benchhq/bench/servers/issuetracker"
 	"github.com/benchhq/bench/tasks"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 const mcpUsage = `Usage:
@@ -149,8 +152,10 @@ func cmdMCPInspect(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprintf(stderr, "bench mcp inspect: %v\n", err)
 		return 1
 	}
+	desc := conn.Describe(ctx)
 	log := conn.Close()
 	report := newInspectReport(conn)
+	report.Description = desc
 	if f.asJSON {
 		report.Stderr = log
 		enc := json.NewEncoder(stdout)
@@ -283,7 +288,10 @@ type inspectReport struct {
 	Tools    []mcp.ToolInfo `json:"tools"`
 	Warnings []string       `json:"warnings,omitempty"`
 	Flags    []mcp.Flag     `json:"instructions_flags,omitempty"`
-	Stderr   string         `json:"stderr,omitempty"`
+	// Description is the server's capabilities, resources, resource
+	// templates and prompts.
+	mcp.Description
+	Stderr string `json:"stderr,omitempty"`
 }
 
 func newInspectReport(conn *mcp.Conn) *inspectReport {
@@ -320,6 +328,7 @@ func (r *inspectReport) write(w io.Writer) {
 		fmt.Fprintf(w, ", %d not offered (see below)", skipped)
 	}
 	fmt.Fprintln(w)
+	fmt.Fprintf(w, "capabilities %s\n", capabilityList(r.Capabilities))
 	if r.Info.Instructions != "" {
 		fmt.Fprintf(w, "instructions (untrusted, never shown to the model):\n%s\n", indentText(r.Info.Instructions, "  "))
 		writeFlags(w, r.Flags)
@@ -352,6 +361,7 @@ func (r *inspectReport) write(w io.Writer) {
 		writeFlags(w, t.Flags)
 		fmt.Fprintf(w, "  schema       %s\n", strings.TrimLeft(indentText(prettyJSON(t.InputSchema), "               "), " "))
 	}
+	r.writeDescription(w)
 	if len(r.Warnings) > 0 {
 		fmt.Fprintln(w, "\nwarnings:")
 		for _, s := range r.Warnings {
@@ -359,6 +369,105 @@ func (r *inspectReport) write(w io.Writer) {
 		}
 	}
 }
+
+// capabilityList names what the server declares it can do.
+func capabilityList(c *sdkCapabilities) string {
+	if c == nil {
+		return "(none declared)"
+	}
+	var out []string
+	add := func(name string, on bool, detail string) {
+		if on {
+			out = append(out, name+detail)
+		}
+	}
+	add("tools", c.Tools != nil, listChanged(c.Tools != nil && c.Tools.ListChanged))
+	if c.Resources != nil {
+		d := ""
+		if c.Resources.Subscribe {
+			d = " (subscribe"
+			if c.Resources.ListChanged {
+				d += ", listChanged"
+			}
+			d += ")"
+		} else {
+			d = listChanged(c.Resources.ListChanged)
+		}
+		out = append(out, "resources"+d)
+	}
+	add("prompts", c.Prompts != nil, listChanged(c.Prompts != nil && c.Prompts.ListChanged))
+	add("logging", c.Logging != nil, "")
+	add("completions", c.Completions != nil, "")
+	for _, k := range slices.Sorted(maps.Keys(c.Extensions)) {
+		out = append(out, "extension "+k)
+	}
+	if len(out) == 0 {
+		return "(none declared)"
+	}
+	return strings.Join(out, ", ")
+}
+
+func listChanged(on bool) string {
+	if on {
+		return " (listChanged)"
+	}
+	return ""
+}
+
+// writeDescription shows the resources, templates and prompts.
+func (r *inspectReport) writeDescription(w io.Writer) {
+	if r.Capabilities != nil && r.Capabilities.Resources != nil {
+		fmt.Fprintf(w, "\nresources   %d listed", len(r.Resources))
+		if len(r.Templates) > 0 {
+			fmt.Fprintf(w, ", %d templates", len(r.Templates))
+		}
+		fmt.Fprintln(w, " (the model reads them with the server's read_resource tool)")
+		for _, res := range r.Resources {
+			fmt.Fprintf(w, "  %s", oneLine(res.URI))
+			var parts []string
+			if res.Name != "" {
+				parts = append(parts, oneLine(res.Name))
+			}
+			if res.MIMEType != "" {
+				parts = append(parts, oneLine(res.MIMEType))
+			}
+			if res.Size > 0 {
+				parts = append(parts, fmt.Sprintf("%d bytes", res.Size))
+			}
+			if len(parts) > 0 {
+				fmt.Fprintf(w, " (%s)", strings.Join(parts, ", "))
+			}
+			fmt.Fprintln(w)
+		}
+		for _, t := range r.Templates {
+			fmt.Fprintf(w, "  template %s", oneLine(t.URITemplate))
+			if t.Name != "" {
+				fmt.Fprintf(w, " (%s)", oneLine(t.Name))
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	if len(r.Prompts) > 0 {
+		fmt.Fprintf(w, "\nprompts     %d listed (never used by bench)\n", len(r.Prompts))
+		for _, p := range r.Prompts {
+			fmt.Fprintf(w, "  %s", oneLine(p.Name))
+			if len(p.Arguments) > 0 {
+				fmt.Fprintf(w, "(%s)", oneLine(strings.Join(p.Arguments, ", ")))
+			}
+			if p.Description != "" {
+				fmt.Fprintf(w, ": %s", oneLine(p.Description))
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	for _, e := range r.Errors {
+		fmt.Fprintf(w, "\nlisting failed: %s\n", oneLine(e))
+	}
+}
+
+// sdkCapabilities is the SDK's ServerCapabilities, as mcp.Description
+// holds it.
+type sdkCapabilities = sdk.ServerCapabilities
 
 func writeFlags(w io.Writer, flags []mcp.Flag) {
 	if len(flags) == 0 {
