@@ -100,6 +100,10 @@ type Options struct {
 	// OnProgress, when set, is told of each progress notification of a
 	// call (from the SDK's goroutine; it must not block).
 	OnProgress func(Progress)
+	// Auth, when set, keeps the OAuth authorizations of HTTP servers
+	// declared with oauth, shared by the connections of a run; nil: each
+	// connection authorizes for itself.
+	Auth *Auth
 }
 
 func (o Options) withDefaults() Options {
@@ -417,13 +421,24 @@ func (c *Conn) httpTransport(vars Vars) (sdk.Transport, error) {
 	}
 	c.httpTap = &httpTap{base: http.DefaultTransport, headers: headers}
 	c.info.Transport = "http"
+	client := &http.Client{Transport: c.httpTap}
 	// The standalone stream is open: a server's requests (refused at once)
 	// and notifications (logs, list changes) may come on it.
-	return &sdk.StreamableClientTransport{
+	t := &sdk.StreamableClientTransport{
 		Endpoint:   u,
-		HTTPClient: &http.Client{Transport: c.httpTap},
+		HTTPClient: client,
 		MaxRetries: 2,
-	}, nil
+	}
+	if c.srv.OAuth != nil {
+		// Discovery, registration and token requests go out without the
+		// operator's headers, which are for the MCP server alone.
+		h, err := c.opts.Auth.handler(c.srv, u, &http.Client{Timeout: 30 * time.Second}, c.log)
+		if err != nil {
+			return nil, err
+		}
+		t.OAuthHandler = h
+	}
+	return t, nil
 }
 
 // expander replaces placeholders, remembering the first one without a value.

@@ -102,6 +102,8 @@ type inspectFlags struct {
 	server       string
 	timeout      time.Duration
 	asJSON       bool
+	oauth        tasks.OAuth
+	useOAuth     bool
 }
 
 // connectionFlags defines the flags that say which server to connect to
@@ -118,8 +120,17 @@ func connectionFlags(name string, f *inspectFlags) *flag.FlagSet {
 	fs.StringVar(&f.task, "task", "", "task folder: inspect a server its task.toml declares")
 	fs.StringVar(&f.server, "server", "", "with --task: the name of the server to inspect (default: the only one)")
 	fs.DurationVar(&f.timeout, "timeout", mcp.DefaultStartTimeout, "how long to wait for the server to start and list its tools")
+	fs.BoolVar(&f.useOAuth, "oauth", false, "with --url: authorize by OAuth 2.1 when the server asks (dynamic registration unless --client-id or --client-metadata-url)")
+	fs.StringVar(&f.oauth.Grant, "grant", "", "with --oauth: authorization_code (default) or client_credentials")
+	fs.StringVar(&f.oauth.ClientID, "client-id", "", "with --oauth: a client registered in advance")
+	fs.StringVar(&f.oauth.ClientSecretEnv, "client-secret-env", "", "with --oauth: the `VAR`iable of the environment that holds the client's secret")
+	fs.StringVar(&f.oauth.ClientMetadataURL, "client-metadata-url", "", "with --oauth: an https:// client ID metadata document")
+	fs.StringVar(&f.oauth.RedirectURL, "redirect-url", "", "with --oauth: where the browser comes back (default "+mcp.DefaultRedirectURL+")")
 	return fs
 }
+
+// oauthFlags are the flags that need --oauth.
+var oauthFlags = []string{"grant", "client-id", "client-secret-env", "client-metadata-url", "redirect-url"}
 
 func cmdMCPInspect(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var f inspectFlags
@@ -146,7 +157,7 @@ func cmdMCPInspect(ctx context.Context, args []string, stdout, stderr io.Writer)
 
 	// Lenient: a --class or an allow-listed name the server lacks is a
 	// warning to show here, not a failure as in a run.
-	opts := mcp.Options{StartTimeout: f.timeout, OtherTools: agent.BuiltinNames(), Lenient: true}
+	opts := mcp.Options{StartTimeout: f.timeout, OtherTools: agent.BuiltinNames(), Lenient: true, Auth: promptAuth(stderr)}
 	conn, err := mcp.Connect(ctx, srv, vars, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "bench mcp inspect: %v\n", err)
@@ -221,6 +232,10 @@ func inspectTarget(f *inspectFlags, given map[string]bool, rest []string) (tasks
 		return srv, vars, nop, errors.New("give either --url URL or a command after --, not both")
 	case f.url != "":
 		srv = tasks.Server{Name: f.name, URL: f.url, Headers: f.headers.m}
+		if f.useOAuth {
+			o := f.oauth
+			srv.OAuth = &o
+		}
 	case len(rest) > 0:
 		srv = tasks.Server{Name: f.name, Command: rest[0], Args: rest[1:], Env: f.env.m}
 	default:
@@ -228,6 +243,14 @@ func inspectTarget(f *inspectFlags, given map[string]bool, rest []string) (tasks
 	}
 	if f.server != "" {
 		return srv, vars, nop, errors.New("--server needs --task")
+	}
+	for _, name := range oauthFlags {
+		if given[name] && !f.useOAuth {
+			return srv, vars, nop, fmt.Errorf("--%s needs --oauth", name)
+		}
+	}
+	if f.useOAuth && f.url == "" {
+		return srv, vars, nop, errors.New("--oauth needs --url")
 	}
 	if len(f.headers.m) > 0 && f.url == "" {
 		return srv, vars, nop, errors.New("--header needs --url")
@@ -245,6 +268,14 @@ func inspectTarget(f *inspectFlags, given map[string]bool, rest []string) (tasks
 	srv.DefaultClass = f.defaultClass
 	srv.Classes = f.classes.m
 	return srv, vars, nop, nil
+}
+
+// promptAuth keeps the OAuth authorization of one command, and tells the
+// person at the terminal which URL to open when one is needed.
+func promptAuth(stderr io.Writer) *mcp.Auth {
+	return &mcp.Auth{Prompt: func(u string) {
+		fmt.Fprintf(stderr, "bench: to authorize bench, open this URL in a browser:\n  %s\n", u)
+	}}
 }
 
 // applyFlagOverrides lets --class and --default-class change a declared
