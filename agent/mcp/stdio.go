@@ -710,9 +710,11 @@ func resultFromWire(w *resultWire, raw func() json.RawMessage) (*sdk.CallToolRes
 		return nil, errNeedsInput
 	}
 	res := &sdk.CallToolResult{IsError: w.IsError, Content: make([]sdk.Content, 0, len(w.Content))}
+	hasText := false // as formatResult decides to show the structured content
 	for _, c := range w.Content {
 		switch c.Type {
 		case "text":
+			hasText = true
 			res.Content = append(res.Content, &sdk.TextContent{Text: c.Text})
 		case "image":
 			res.Content = append(res.Content, &sdk.ImageContent{MIMEType: c.MIMEType, Data: c.Data})
@@ -721,6 +723,7 @@ func resultFromWire(w *resultWire, raw func() json.RawMessage) (*sdk.CallToolRes
 		case "resource_link":
 			res.Content = append(res.Content, &sdk.ResourceLink{URI: c.URI, Name: c.Name, Title: c.Title, Description: c.Description, MIMEType: c.MIMEType, Size: c.Size})
 		case "resource":
+			hasText = hasText || (c.Resource != nil && c.Resource.Blob == nil)
 			res.Content = append(res.Content, &sdk.EmbeddedResource{Resource: c.Resource})
 		default:
 			var r sdk.CallToolResult
@@ -730,10 +733,15 @@ func resultFromWire(w *resultWire, raw func() json.RawMessage) (*sdk.CallToolRes
 			return &r, nil
 		}
 	}
-	// The structured content is decoded whenever it is there: the model is
-	// shown it when no content is text, and a tool's outputSchema checks it.
-	if len(w.StructuredContent) > 0 && string(w.StructuredContent) != "null" {
-		if err := parse(w.StructuredContent, &res.StructuredContent); err != nil {
+	// The structured content is decoded when the model is shown it (no
+	// content is text); otherwise it is kept as written, a copy of its
+	// bytes (for the stored details, and decoded only if the tool's
+	// outputSchema checks it): decoding it cost a direct call most of its
+	// CPU on servers that mirror their text in it.
+	if sc := w.StructuredContent; len(sc) > 0 && string(sc) != "null" {
+		if hasText {
+			res.StructuredContent = json.RawMessage(bytes.Clone(sc))
+		} else if err := parse(sc, &res.StructuredContent); err != nil {
 			return nil, fmt.Errorf("unmarshaling tools/call result: %w", err)
 		}
 	}

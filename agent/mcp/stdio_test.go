@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -67,7 +68,7 @@ func TestDirectCallAnswersAsTheSDK(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.Text != want.Text || got.IsError != want.IsError || got.Kind != want.Kind || string(got.Details) != string(want.Details) {
+			if got.Text != want.Text || got.IsError != want.IsError || got.Kind != want.Kind || !sameJSON(got.Details, want.Details) {
 				t.Errorf("direct call: %+v\nthrough the SDK: %+v", got, want)
 			}
 		})
@@ -248,4 +249,13 @@ func TestDecodeMessageAsTheSDK(t *testing.T) {
 	if _, err := decodeMessage([]byte(`{"jsonrpc":"2.0","id":1,"result":{}} x`)); err == nil {
 		t.Error("bytes after the message were accepted")
 	}
+}
+
+// sameJSON reports whether two JSON texts hold the same value (nil: none).
+func sameJSON(a, b json.RawMessage) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	var va, vb any
+	return json.Unmarshal(a, &va) == nil && json.Unmarshal(b, &vb) == nil && reflect.DeepEqual(va, vb)
 }
