@@ -681,8 +681,8 @@ const (
 	qMessage = `INSERT INTO messages (attempt_id, idx, role, content, thinking,
 		tool_calls_json, tool_name, tool_call_id, tool_call_idx) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	qToolCall = `INSERT INTO tool_calls (attempt_id, idx, turn_idx, tool, origin,
-		class, decision, rule, approver, arguments_json, result, is_error, error_kind, duration_ms)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		class, decision, rule, approver, arguments_json, result, is_error, error_kind, duration_ms, details_json)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	qServer = `INSERT INTO attempt_servers (attempt_id, idx, name, protocol_version,
 		server_name, server_version, stderr, catalog_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
 )
@@ -938,7 +938,7 @@ func (r *attemptRows) insert(ctx context.Context, w *txWriter, a *Attempt, tries
 		err = insertEach(ctx, w, "tool call", qToolCall, len(t.Calls), func(i int) []any {
 			c := t.Calls[i]
 			return []any{id, c.Index, c.Turn, c.Tool, c.Origin, string(c.Class), string(c.Decision), c.Rule,
-				c.Approver, r.args[i], c.Result, c.IsError, c.ErrorKind, millis(c.Duration)}
+				c.Approver, r.args[i], c.Result, c.IsError, c.ErrorKind, millis(c.Duration), nullJSON(c.Details)}
 		})
 		if err != nil {
 			return 0, err
@@ -1049,3 +1049,11 @@ func jsonOr(s, def string) string {
 // millis is a duration in milliseconds with microsecond precision: the
 // stored unit of every _ms column.
 func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// nullJSON is raw JSON as a column's value: NULL when empty.
+func nullJSON(b []byte) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return string(b)
+}

@@ -967,3 +967,32 @@ func TestAttemptColumnCount(t *testing.T) {
 		t.Errorf("attemptColumns has %d columns, attemptColumnCount says %d", n, attemptColumnCount)
 	}
 }
+
+// What an MCP call recorded beside its observation is stored with the call
+// (tool_calls.details_json, version 11), and NULL for a call that kept
+// nothing.
+func TestCallDetailsStored(t *testing.T) {
+	s, path := openTemp(t)
+	r := createRun(t, s)
+	a := finishedAttempt(r.ID, AttemptKey{Arm: "baseline", Task: "csv-sum", Index: 0}, 1)
+	a.Trajectory.Calls[0].Details = []byte(`{"progress":{"progress":3,"total":4,"count":3}}`)
+	if _, err := s.SaveAttempt(context.Background(), a); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := rawDB(t, path).Query(`SELECT details_json FROM tool_calls ORDER BY idx`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var got []sql.NullString
+	for rows.Next() {
+		var d sql.NullString
+		if err := rows.Scan(&d); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, d)
+	}
+	if len(got) != 2 || got[0].String != `{"progress":{"progress":3,"total":4,"count":3}}` || got[1].Valid {
+		t.Errorf("details_json = %+v", got)
+	}
+}
