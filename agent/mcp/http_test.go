@@ -15,6 +15,7 @@ import (
 	"testing/iotest"
 	"time"
 
+	"github.com/benchhq/bench/agent"
 	"github.com/benchhq/bench/servers/issuetracker"
 	"github.com/benchhq/bench/tasks"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -171,5 +172,36 @@ func TestLimitBody(t *testing.T) {
 		if (err != nil) != tt.fail || (err != nil && !errors.Is(err, errTooLarge)) {
 			t.Errorf("%s: error %v, want failure %v", tt.name, err, tt.fail)
 		}
+	}
+}
+
+// Over Streamable HTTP a server's notifications outside any call come on
+// the standalone stream, which bench opens: a tool added to the server
+// after connect is announced there and offered before the next turn.
+func TestHTTPToolListChangeOnTheStandaloneStream(t *testing.T) {
+	server := sdk.NewServer(&sdk.Implementation{Name: "growing", Version: "1"}, nil)
+	echo := func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "ok"}}}, nil
+	}
+	server.AddTool(&sdk.Tool{Name: "first", InputSchema: map[string]any{"type": "object"}}, echo)
+	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, nil)
+	ts := httptest.NewServer(h)
+	t.Cleanup(ts.Close)
+	c := connect(t, tasks.Server{Name: "web", URL: ts.URL, DefaultClass: "read"}, Vars{}, Options{})
+	reg := agent.NewRegistry()
+	for _, tl := range c.Tools() {
+		if err := reg.Add(tl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := c.announced.Load()
+	server.AddTool(&sdk.Tool{Name: "second", InputSchema: map[string]any{"type": "object"}}, echo)
+	waitStale(t, c, before+1)
+	changes := Refresher([]*Conn{c})(context.Background(), reg)
+	if len(changes) != 1 || !slices.Equal(changes[0].Added, []string{"web__second"}) {
+		t.Fatalf("changes %+v", changes)
+	}
+	if res := call(t, c, "web__second", nil); res.IsError || res.Text != "ok" {
+		t.Errorf("the new tool: %+v", res)
 	}
 }
