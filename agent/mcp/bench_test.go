@@ -3,9 +3,9 @@ package mcp
 import (
 	"bufio"
 	"bytes"
-	"fmt"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
