@@ -100,6 +100,9 @@ type Options struct {
 	// OnProgress, when set, is told of each progress notification of a
 	// call (from the SDK's goroutine; it must not block).
 	OnProgress func(Progress)
+	// maxMessage bounds one message over HTTP (0: frameLimit); tests
+	// lower it.
+	maxMessage int
 	// Auth, when set, keeps the OAuth authorizations of HTTP servers
 	// declared with oauth, shared by the connections of a run; nil: each
 	// connection authorizes for itself.
@@ -419,7 +422,7 @@ func (c *Conn) httpTransport(vars Vars) (sdk.Transport, error) {
 	if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
 		return nil, fmt.Errorf("url %q: expected an http:// or https:// URL", u)
 	}
-	c.httpTap = &httpTap{base: http.DefaultTransport, headers: headers}
+	c.httpTap = &httpTap{base: http.DefaultTransport, headers: headers, limit: c.opts.maxMessage}
 	c.info.Transport = "http"
 	client := &http.Client{Transport: c.httpTap}
 	// The standalone stream is open: a server's requests (refused at once)

@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/iotest"
 	"time"
@@ -164,12 +166,13 @@ func TestLimitBody(t *testing.T) {
 		{"one large event", true, event(40) + event(150) + event(40), true},
 		{"CRLF events", true, strings.Repeat("data: "+strings.Repeat("y", 40)+"\r\n\r\n", 20), false},
 	} {
-		b := &limitBody{rc: io.NopCloser(iotest.OneByteReader(strings.NewReader(tt.body))), sse: tt.sse, max: 100}
+		var over atomic.Int64
+		b := &limitBody{rc: io.NopCloser(iotest.OneByteReader(strings.NewReader(tt.body))), sse: tt.sse, max: 100, over: &over}
 		if tt.name == "many small events" {
 			b.rc = io.NopCloser(strings.NewReader(tt.body))
 		}
 		_, err := io.ReadAll(b)
-		if (err != nil) != tt.fail || (err != nil && !errors.Is(err, errTooLarge)) {
+		if (err != nil) != tt.fail || (err != nil && !errors.Is(err, errTooLarge)) || (tt.fail && over.Load() != 1) {
 			t.Errorf("%s: error %v, want failure %v", tt.name, err, tt.fail)
 		}
 	}
@@ -203,5 +206,32 @@ func TestHTTPToolListChangeOnTheStandaloneStream(t *testing.T) {
 	}
 	if res := call(t, c, "web__second", nil); res.IsError || res.Text != "ok" {
 		t.Errorf("the new tool: %+v", res)
+	}
+}
+
+// A message past the limit is not read: the call is an error observation
+// and the connection still serves the next call.
+func TestHTTPMessageTooLarge(t *testing.T) {
+	server := sdk.NewServer(&sdk.Implementation{Name: "big", Version: "1"}, nil)
+	server.AddTool(&sdk.Tool{Name: "big", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: strings.Repeat("x", 1<<20)}}}, nil
+	})
+	server.AddTool(&sdk.Tool{Name: "small", InputSchema: map[string]any{"type": "object"}}, func(context.Context, *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "ok"}}}, nil
+	})
+	for _, jsonResponse := range []bool{false, true} {
+		t.Run(fmt.Sprintf("json=%v", jsonResponse), func(t *testing.T) {
+			h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return server }, &sdk.StreamableHTTPOptions{JSONResponse: jsonResponse})
+			ts := httptest.NewServer(h)
+			t.Cleanup(ts.Close)
+			c := connect(t, tasks.Server{Name: "web", URL: ts.URL, DefaultClass: "read", CallTimeout: tasks.Duration{Duration: 10 * time.Second}}, Vars{}, Options{maxMessage: 64 << 10})
+			res := call(t, c, "web__big", nil)
+			if want := `web__big: server "web" sent an answer over 64 KiB, which bench did not read`; !res.IsError || res.Text != want || res.Kind != "transport" {
+				t.Errorf("a 1 MB answer over a 64 KB limit: %+v, want %q", clipResult(res), want)
+			}
+			if res := call(t, c, "web__small", nil); res.IsError || res.Text != "ok" {
+				t.Errorf("the next call: %+v", res)
+			}
+		})
 	}
 }

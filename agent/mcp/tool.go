@@ -46,9 +46,12 @@ func (t *Tool) Call(ctx context.Context, args map[string]any) (agent.Result, err
 	if err := ctx.Err(); err != nil {
 		return agent.Result{}, fmt.Errorf("call %s: %w", t.spec.Name, err)
 	}
-	var dropped0 int64
+	var dropped0, over0 int64
 	if c.proc != nil {
 		dropped0 = c.proc.filter.dropped.Load()
+	}
+	if c.httpTap != nil {
+		over0 = c.httpTap.oversize.Load()
 	}
 	if args == nil {
 		args = map[string]any{}
@@ -61,6 +64,9 @@ func (t *Tool) Call(ctx context.Context, args map[string]any) (agent.Result, err
 			return agent.Result{}, fmt.Errorf("call %s: %w", t.spec.Name, ctx.Err())
 		}
 		text, kind := t.failure(err, dropped0, w)
+		if c.httpTap != nil && c.httpTap.oversize.Load() > over0 {
+			text, kind = fmt.Sprintf("%s: server %q sent an answer over %s, which bench did not read", t.spec.Name, c.srv.Name, sizeText(c.httpTap.limitOr())), "transport"
+		}
 		return agent.Result{Text: text, IsError: true, Kind: kind, Details: callDetails(nil, w)}, nil
 	}
 	text := formatResult(res, resultLimit)
@@ -170,6 +176,14 @@ func callDetails(res *sdk.CallToolResult, w *callWatch) json.RawMessage {
 
 // detailsLimit bounds the details stored with one call.
 const detailsLimit = 64 << 10
+
+// sizeText shows a size in MiB, or KiB below one MiB.
+func sizeText(n int) string {
+	if n >= 1<<20 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d KiB", n>>10)
+}
 
 func errorResult(format string, args ...any) agent.Result {
 	return agent.Result{Text: fmt.Sprintf(format, args...), IsError: true}
