@@ -66,7 +66,11 @@ func (c *Conn) Refresh(ctx context.Context) *agent.ToolChange {
 			ch.Notes = append(ch.Notes, fmt.Sprintf("%s is not offered: %s", t.Name, t.Reason))
 		}
 	}
-	ch.Notes = append(ch.Notes, warnings...)
+	for _, w := range warnings {
+		if !slices.Contains(c.warnings, w) {
+			ch.Notes = append(ch.Notes, w) // a mismatch with the declaration the new list brought
+		}
+	}
 	c.catalog, c.tools, c.warnings = catalog, tools, warnings
 	if len(ch.Added)+len(ch.Removed)+len(ch.Changed)+len(ch.Notes) == 0 {
 		return nil
