@@ -221,7 +221,7 @@ type limitBody struct {
 	sse  bool
 	max  int
 	over *atomic.Int64 // counts the bodies that went over max
-	n   int // bytes of the body (JSON) or of the current event (SSE)
+	n    int           // bytes of the body (JSON) or of the current event (SSE)
 	// blank says the stream's current line is empty so far (SSE): a line
 	// feed then ends the event.
 	blank bool
