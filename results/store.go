@@ -676,8 +676,8 @@ const (
 		model_ms, tool_ms, test_ms, harness_ms)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	qTurn = `INSERT INTO turns (attempt_id, idx, prompt_tokens, completion_tokens,
-		total_ns, load_ns, prompt_eval_ns, eval_ns, wall_ms, done_reason, tool_calls, truncated, endpoint)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		total_ns, load_ns, prompt_eval_ns, eval_ns, wall_ms, done_reason, tool_calls, truncated, endpoint, tool_list_id)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	qMessage = `INSERT INTO messages (attempt_id, idx, role, content, thinking,
 		tool_calls_json, tool_name, tool_call_id, tool_call_idx) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	qToolCall = `INSERT INTO tool_calls (attempt_id, idx, turn_idx, tool, origin,
@@ -717,6 +717,36 @@ func (w *txWriter) save(ctx context.Context, a *Attempt, row *attemptRows) (int6
 		tries += prev.tries
 	}
 	return row.insert(ctx, w, a, tries)
+}
+
+// turnLists returns, for a turn's index, the id of the tool list it was
+// sent with when an MCP server changed the list before it
+// (Trajectory.ToolChanges), or nil for the attempt's own list.
+func (w *txWriter) turnLists(ctx context.Context, t *agent.Trajectory) (func(turn int) any, error) {
+	type from struct {
+		turn int
+		id   int64
+	}
+	var changes []from
+	for _, ch := range t.ToolChanges {
+		if len(ch.ToolsJSON) == 0 {
+			continue
+		}
+		id, err := w.toolList(ctx, string(ch.ToolsJSON))
+		if err != nil {
+			return nil, err
+		}
+		changes = append(changes, from{ch.Turn, id})
+	}
+	return func(turn int) any {
+		var id any
+		for _, c := range changes { // in the order of the turns
+			if c.turn <= turn {
+				id = c.id
+			}
+		}
+		return id
+	}, nil
 }
 
 // toolList returns the id of a tool list, adding it the first time.
@@ -915,11 +945,15 @@ func (r *attemptRows) insert(ctx context.Context, w *txWriter, a *Attempt, tries
 		return 0, fmt.Errorf("insert attempt: %w", err)
 	}
 	if t := r.traj; t != nil {
-		err := insertEach(ctx, w, "turn", qTurn, len(t.Turns), func(i int) []any {
+		lists, err := w.turnLists(ctx, t)
+		if err != nil {
+			return 0, err
+		}
+		err = insertEach(ctx, w, "turn", qTurn, len(t.Turns), func(i int) []any {
 			u := t.Turns[i]
 			return []any{id, u.Index, u.PromptTokens, u.CompletionTokens, u.TotalDuration.Nanoseconds(),
 				u.LoadDuration.Nanoseconds(), u.PromptDuration.Nanoseconds(), u.EvalDuration.Nanoseconds(),
-				millis(u.Wall), u.DoneReason, u.ToolCalls, u.Truncated, u.Endpoint}
+				millis(u.Wall), u.DoneReason, u.ToolCalls, u.Truncated, u.Endpoint, lists(u.Index)}
 		})
 		if err != nil {
 			return 0, err
