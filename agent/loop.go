@@ -59,6 +59,11 @@ type Config struct {
 	// context instead of cutting it (OpenAI-compatible servers): no turn
 	// is then judged truncated.
 	CutIsAnError bool
+	// Refresh, when set, is called before every turn but the first, with
+	// the attempt's registry: it may change the tools (an MCP server's
+	// list changed; mcp.Refresher) and says what changed, nil for
+	// nothing. The next request carries the new list.
+	Refresh func(ctx context.Context, reg *Registry) []ToolChange
 }
 
 var errWallTime = errors.New("wall-time limit reached")
@@ -104,24 +109,17 @@ func Run(ctx context.Context, cfg Config) *Trajectory {
 		tr.Stop, tr.Err = StopInfraError, err.Error()
 		return tr
 	}
-	for _, spec := range reg.Specs() {
-		def, err := OllamaTool(spec)
-		if err != nil {
-			// The runner checks definitions before the run starts; reaching
-			// this is a harness bug, and it must not look like the agent's.
-			tr.Stop, tr.Err = StopInfraError, fmt.Sprintf("tool definition: %v", err)
-			return tr
-		}
-		tr.Tools = append(tr.Tools, def)
-	}
-	// The tool list is the same in every request of the attempt: it is
-	// encoded once, kept for the store, and a model client that can take
-	// it encoded gets those bytes every turn.
-	toolsJSON, err := json.Marshal(tr.Tools)
+	// The tool list is the same in every request of the attempt (until a
+	// Refresh changes it): it is encoded once, kept for the store, and a
+	// model client that can take it encoded gets those bytes every turn.
+	// The runner checks definitions before the run starts; failing here
+	// is a harness bug, and it must not look like the agent's.
+	tools, toolsJSON, err := toolList(reg)
 	if err != nil {
-		tr.Stop, tr.Err = StopInfraError, fmt.Sprintf("tool definitions: %v", err)
+		tr.Stop, tr.Err = StopInfraError, err.Error()
 		return tr
 	}
+	tr.Tools = tools
 	if tr.Tools != nil {
 		tr.ToolsJSON = toolsJSON
 	}
@@ -157,10 +155,22 @@ func Run(ctx context.Context, cfg Config) *Trajectory {
 			tr.Stop, tr.Err = stop, msg
 			return tr
 		}
+		if turn > 0 && cfg.Refresh != nil {
+			if changes := cfg.Refresh(ctx, reg); len(changes) > 0 {
+				if tools, toolsJSON, err = toolList(reg); err != nil {
+					tr.Stop, tr.Err = StopInfraError, err.Error()
+					return tr
+				}
+				for _, ch := range changes {
+					ch.Turn, ch.ToolsJSON = turn, toolsJSON
+					tr.ToolChanges = append(tr.ToolChanges, ch)
+				}
+			}
+		}
 		req := &api.ChatRequest{
 			Model:    cfg.ModelName,
 			Messages: tr.Messages,
-			Tools:    tr.Tools,
+			Tools:    tools,
 			Options:  cfg.Options,
 			Think:    cfg.Think,
 			Logprobs: cfg.Tokens,
@@ -287,6 +297,23 @@ func samplingJSON(opts map[string]any) (json.RawMessage, error) {
 		}
 	}
 	return json.Marshal(s) // keys sorted: the same settings give the same bytes
+}
+
+// toolList is the registry's tools as the model gets them, and encoded.
+func toolList(reg *Registry) ([]api.Tool, json.RawMessage, error) {
+	var tools []api.Tool
+	for _, spec := range reg.Specs() {
+		def, err := OllamaTool(spec)
+		if err != nil {
+			return nil, nil, fmt.Errorf("tool definition: %w", err)
+		}
+		tools = append(tools, def)
+	}
+	b, err := json.Marshal(tools)
+	if err != nil {
+		return nil, nil, fmt.Errorf("tool definitions: %w", err)
+	}
+	return tools, b, nil
 }
 
 // Encoded holds parts of a chat request already in JSON, to be sent in
@@ -436,6 +463,7 @@ func execute(ctx context.Context, reg *Registry, policy Policy, tc api.ToolCall)
 			kind = "tool_error"
 		}
 	}
+	rec.Details = res.Details
 	return finish(res.Text, res.IsError, kind)
 }
 

@@ -475,3 +475,77 @@ func TestToolListEncodedOncePerAttempt(t *testing.T) {
 		}
 	}
 }
+
+// A Refresh that changes the tools before a turn sends that turn the new
+// list, and the change is recorded with the turn it took effect at.
+func TestRefreshChangesTheToolList(t *testing.T) {
+	srv := ollamatest.New(ollamatest.Turns(
+		ollamatest.Reply{Calls: []ollamatest.Call{{Name: "echo", Args: map[string]any{"text": "a"}}}},
+		ollamatest.Reply{Calls: []ollamatest.Call{{Name: "shout", Args: map[string]any{"text": "b"}}}},
+		ollamatest.Reply{Content: "done"}))
+	defer srv.Close()
+	inner, _ := agent.NewOllama(srv.URL, nil)
+	model := &toolsOnce{inner: inner}
+	ok := func(a map[string]any) (agent.Result, error) { return agent.Result{Text: "ok"}, nil }
+	reg := agent.NewRegistry()
+	if err := reg.Add(echoTool("echo", agent.ClassRead, ok)); err != nil {
+		t.Fatal(err)
+	}
+	refreshed := 0
+	refresh := func(_ context.Context, reg *agent.Registry) []agent.ToolChange {
+		refreshed++
+		if refreshed != 1 {
+			return nil
+		}
+		shout := echoTool("shout", agent.ClassRead, ok)
+		shout.spec.Origin = "mcp:x"
+		if errs := reg.Replace("mcp:x", []agent.Tool{shout}); len(errs) > 0 {
+			t.Fatal(errs)
+		}
+		return []agent.ToolChange{{Origin: "mcp:x", Added: []string{"shout"}}}
+	}
+	tr := agent.Run(context.Background(), agent.Config{Model: model, ModelName: "fake", Instruction: "do it", Tools: reg, MaxTurns: 5, Refresh: refresh})
+	if tr.Stop != agent.StopAnswered || len(model.got) != 3 || refreshed != 2 {
+		t.Fatalf("stop %s (%s), %d requests, %d refreshes; want answered after 3 requests and 2 refreshes", tr.Stop, tr.Err, len(model.got), refreshed)
+	}
+	if strings.Contains(string(model.got[0]), "shout") || !strings.Contains(string(model.got[1]), `"shout"`) || !strings.Contains(string(model.got[2]), `"shout"`) {
+		t.Errorf("tool lists sent:\n%s\n%s\n%s", model.got[0], model.got[1], model.got[2])
+	}
+	if tr.Calls[1].IsError || tr.Calls[1].Tool != "shout" {
+		t.Errorf("the new tool's call: %+v", tr.Calls[1])
+	}
+	if len(tr.ToolChanges) != 1 || tr.ToolChanges[0].Turn != 1 || string(tr.ToolChanges[0].ToolsJSON) != string(model.got[1]) {
+		t.Errorf("changes %+v", tr.ToolChanges)
+	}
+	if strings.Contains(string(tr.ToolsJSON), "shout") {
+		t.Errorf("ToolsJSON is not the first list: %s", tr.ToolsJSON)
+	}
+}
+
+// Replace puts a server's new tools where its old ones stood, and refuses
+// a name another origin holds.
+func TestRegistryReplace(t *testing.T) {
+	ok := func(map[string]any) (agent.Result, error) { return agent.Result{}, nil }
+	tool := func(name, origin string) agent.Tool {
+		s := echoTool(name, agent.ClassRead, ok)
+		s.spec.Origin = origin
+		return s
+	}
+	reg := agent.NewRegistry()
+	for _, tl := range []agent.Tool{tool("a", "builtin"), tool("x__1", "mcp:x"), tool("x__2", "mcp:x"), tool("y__1", "mcp:y")} {
+		if err := reg.Add(tl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	errs := reg.Replace("mcp:x", []agent.Tool{tool("x__3", "mcp:x"), tool("a", "mcp:x"), tool("x__1", "mcp:x")})
+	if len(errs) != 1 || !strings.Contains(errs[0].Error(), `tool "a" from mcp:x collides with the tool of the same name from builtin`) {
+		t.Errorf("errors %v", errs)
+	}
+	var order []string
+	for _, s := range reg.Specs() {
+		order = append(order, s.Name)
+	}
+	if strings.Join(order, " ") != "a x__3 x__1 y__1" {
+		t.Errorf("order %v", order)
+	}
+}

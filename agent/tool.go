@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -55,6 +56,10 @@ type Result struct {
 	// Kind classifies a failure for the store ("transport", "timeout",
 	// "protocol"); empty means "tool_error" when IsError is set.
 	Kind string
+	// Details is what the tool recorded of the call beside the
+	// observation, as JSON (an MCP call's structured content and
+	// progress): stored with the call, never shown to the model.
+	Details json.RawMessage
 }
 
 // Tool is something the model can call.
@@ -190,6 +195,40 @@ func (r *Registry) Add(t Tool) error {
 	r.order = append(r.order, s.Name)
 	r.entries[s.Name] = &entry{tool: t, spec: s, resolve: resolve}
 	return nil
+}
+
+// Replace puts tools in place of every tool of the given origin (an MCP
+// server whose tool list changed), where the first of them stood (at the
+// end when there was none), in tools' order. A tool that would take the
+// name of a tool of another origin, or whose schema cannot be checked, is
+// refused as Add refuses it, and its error returned; the others are
+// registered.
+func (r *Registry) Replace(origin string, tools []Tool) []error {
+	at := -1
+	var kept []string
+	for _, n := range r.order {
+		if r.entries[n].spec.Origin == origin {
+			if at < 0 {
+				at = len(kept)
+			}
+			delete(r.entries, n)
+			continue
+		}
+		kept = append(kept, n)
+	}
+	if at < 0 {
+		at = len(kept)
+	}
+	tail := slices.Clone(kept[at:])
+	r.order = kept[:at]
+	var errs []error
+	for _, t := range tools {
+		if err := r.Add(t); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	r.order = append(r.order, tail...)
+	return errs
 }
 
 // Lookup returns the tool of a name.

@@ -115,8 +115,33 @@ type CallRecord struct {
 	// "canceled" (cut by an interruption of the run) or "not_run" (the
 	// attempt ended before the call's turn came).
 	ErrorKind string
+	// Details is what the tool recorded beside the observation
+	// (Result.Details), as JSON; nil when nothing.
+	Details json.RawMessage
 	// Duration is how long the call took.
 	Duration time.Duration
+}
+
+// ToolChange is a change of the tools offered during an attempt: an MCP
+// server announced that its tool list changed, and it was listed again
+// before the turn Turn.
+type ToolChange struct {
+	// Turn is the first turn sent with the new list.
+	Turn int `json:"turn"`
+	// Origin is where the tools come from ("mcp:<server>").
+	Origin string `json:"origin"`
+	// Added, Removed and Changed name the tools (as the model sees them)
+	// that the list gained, lost, or offers with another description or
+	// schema.
+	Added   []string `json:"added,omitempty"`
+	Removed []string `json:"removed,omitempty"`
+	Changed []string `json:"changed,omitempty"`
+	// Notes say what was refused or went wrong (a tool not offered and
+	// why, a listing that failed); they are for the operator.
+	Notes []string `json:"notes,omitempty"`
+	// ToolsJSON is the whole tool list sent from Turn on, as the model
+	// gets it, for the overhead of that turn's tools.
+	ToolsJSON json.RawMessage `json:"tools_json,omitempty"`
 }
 
 // Trajectory is everything an attempt's loop did.
@@ -130,8 +155,11 @@ type Trajectory struct {
 	// encodes them once per attempt); nil when Tools was never encoded.
 	// The store keeps these bytes rather than encoding Tools again.
 	ToolsJSON json.RawMessage
-	Turns     []Turn
-	Calls     []CallRecord
+	// ToolChanges are the changes of the tool list during the attempt
+	// (Config.Refresh), in order; Tools and ToolsJSON are the first list.
+	ToolChanges []ToolChange
+	Turns       []Turn
+	Calls       []CallRecord
 	// Stop says why the loop ended.
 	Stop StopReason
 	// Err describes an infrastructure failure or an interruption; empty otherwise.

@@ -18,7 +18,7 @@ const ApplicationID = 0x424e4348
 
 // SchemaVersion is the schema version this package writes and reads, kept
 // in PRAGMA user_version. It is the number of the last migration.
-const SchemaVersion = 14
+const SchemaVersion = 15
 
 // migrationFiles holds the migrations, one file per version, named
 // NNNN_what.sql. A new version is one new file: never edit a released one.

@@ -701,13 +701,13 @@ const (
 		model_ms, tool_ms, test_ms, harness_ms, verdict, flags)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	qTurn = `INSERT INTO turns (attempt_id, idx, prompt_tokens, completion_tokens,
-		total_ns, load_ns, prompt_eval_ns, eval_ns, wall_ms, done_reason, tool_calls, truncated, endpoint, model_digest)
+		total_ns, load_ns, prompt_eval_ns, eval_ns, wall_ms, done_reason, tool_calls, truncated, endpoint, model_digest, tool_list_id)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	qMessage = `INSERT INTO messages (attempt_id, idx, role, content, thinking,
 		tool_calls_json, tool_name, tool_call_id, tool_call_idx) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	qToolCall = `INSERT INTO tool_calls (attempt_id, idx, turn_idx, tool, origin,
-		class, decision, rule, approver, arguments_json, result, is_error, error_kind, duration_ms)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		class, decision, rule, approver, arguments_json, result, is_error, error_kind, duration_ms, details_json)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	qServer = `INSERT INTO attempt_servers (attempt_id, idx, name, protocol_version,
 		server_name, server_version, stderr, catalog_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
 )
@@ -742,6 +742,36 @@ func (w *txWriter) save(ctx context.Context, a *Attempt, row *attemptRows) (int6
 		tries += prev.tries
 	}
 	return row.insert(ctx, w, a, tries)
+}
+
+// turnLists returns, for a turn's index, the id of the tool list it was
+// sent with when an MCP server changed the list before it
+// (Trajectory.ToolChanges), or nil for the attempt's own list.
+func (w *txWriter) turnLists(ctx context.Context, t *agent.Trajectory) (func(turn int) any, error) {
+	type from struct {
+		turn int
+		id   int64
+	}
+	var changes []from
+	for _, ch := range t.ToolChanges {
+		if len(ch.ToolsJSON) == 0 {
+			continue
+		}
+		id, err := w.toolList(ctx, string(ch.ToolsJSON))
+		if err != nil {
+			return nil, err
+		}
+		changes = append(changes, from{ch.Turn, id})
+	}
+	return func(turn int) any {
+		var id any
+		for _, c := range changes { // in the order of the turns
+			if c.turn <= turn {
+				id = c.id
+			}
+		}
+		return id
+	}, nil
 }
 
 // toolList returns the id of a tool list, adding it the first time.
@@ -941,11 +971,15 @@ func (r *attemptRows) insert(ctx context.Context, w *txWriter, a *Attempt, tries
 		return 0, fmt.Errorf("insert attempt: %w", err)
 	}
 	if t := r.traj; t != nil {
-		err := insertEach(ctx, w, "turn", qTurn, len(t.Turns), func(i int) []any {
+		lists, err := w.turnLists(ctx, t)
+		if err != nil {
+			return 0, err
+		}
+		err = insertEach(ctx, w, "turn", qTurn, len(t.Turns), func(i int) []any {
 			u := t.Turns[i]
 			return []any{id, u.Index, u.PromptTokens, u.CompletionTokens, u.TotalDuration.Nanoseconds(),
 				u.LoadDuration.Nanoseconds(), u.PromptDuration.Nanoseconds(), u.EvalDuration.Nanoseconds(),
-				millis(u.Wall), u.DoneReason, u.ToolCalls, u.Truncated, u.Endpoint, u.ModelDigest}
+				millis(u.Wall), u.DoneReason, u.ToolCalls, u.Truncated, u.Endpoint, u.ModelDigest, lists(u.Index)}
 		})
 		if err != nil {
 			return 0, err
@@ -967,7 +1001,7 @@ func (r *attemptRows) insert(ctx context.Context, w *txWriter, a *Attempt, tries
 		err = insertEach(ctx, w, "tool call", qToolCall, len(t.Calls), func(i int) []any {
 			c := t.Calls[i]
 			return []any{id, c.Index, c.Turn, c.Tool, c.Origin, string(c.Class), string(c.Decision), c.Rule,
-				c.Approver, r.args[i], c.Result, c.IsError, c.ErrorKind, millis(c.Duration)}
+				c.Approver, r.args[i], c.Result, c.IsError, c.ErrorKind, millis(c.Duration), nullJSON(c.Details)}
 		})
 		if err != nil {
 			return 0, err
@@ -1078,3 +1112,11 @@ func jsonOr(s, def string) string {
 // millis is a duration in milliseconds with microsecond precision: the
 // stored unit of every _ms column.
 func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// nullJSON is raw JSON as a column's value: NULL when empty.
+func nullJSON(b []byte) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return string(b)
+}

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -965,5 +966,65 @@ func TestSaveAttemptManyRows(t *testing.T) {
 func TestAttemptColumnCount(t *testing.T) {
 	if n := strings.Count(attemptColumns, ",") + 1; n != attemptColumnCount {
 		t.Errorf("attemptColumns has %d columns, attemptColumnCount says %d", n, attemptColumnCount)
+	}
+}
+
+// What an MCP call recorded beside its observation is stored with the call
+// (tool_calls.details_json, version 11), and NULL for a call that kept
+// nothing.
+func TestCallDetailsStored(t *testing.T) {
+	s, path := openTemp(t)
+	r := createRun(t, s)
+	a := finishedAttempt(r.ID, AttemptKey{Arm: "baseline", Task: "csv-sum", Index: 0}, 1)
+	a.Trajectory.Calls[0].Details = []byte(`{"progress":{"progress":3,"total":4,"count":3}}`)
+	if _, err := s.SaveAttempt(context.Background(), a); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := rawDB(t, path).Query(`SELECT details_json FROM tool_calls ORDER BY idx`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var got []sql.NullString
+	for rows.Next() {
+		var d sql.NullString
+		if err := rows.Scan(&d); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, d)
+	}
+	if len(got) != 2 || got[0].String != `{"progress":{"progress":3,"total":4,"count":3}}` || got[1].Valid {
+		t.Errorf("details_json = %+v", got)
+	}
+}
+
+// A turn sent with a tool list an MCP server changed has that list
+// (turns.tool_list_id, version 11), shared with every attempt that sent
+// the same; the turns before the change have NULL: the attempt's own.
+func TestTurnToolListAfterAChange(t *testing.T) {
+	s, path := openTemp(t)
+	r := createRun(t, s)
+	a := finishedAttempt(r.ID, AttemptKey{Arm: "baseline", Task: "csv-sum", Index: 0}, 1)
+	a.Trajectory.ToolChanges = []agent.ToolChange{{Turn: 1, Origin: "mcp:x", Added: []string{"x__new"}, ToolsJSON: []byte(`[{"type":"function","function":{"name":"x__new"}}]`)}}
+	if _, err := s.SaveAttempt(context.Background(), a); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := rawDB(t, path).Query(`SELECT t.idx, coalesce(l.tools_json, '') FROM turns t LEFT JOIN tool_lists l ON l.id = t.tool_list_id ORDER BY t.idx`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var got []string
+	for rows.Next() {
+		var idx int
+		var list string
+		if err := rows.Scan(&idx, &list); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("%d:%s", idx, list))
+	}
+	want := []string{"0:", `1:[{"type":"function","function":{"name":"x__new"}}]`, `2:[{"type":"function","function":{"name":"x__new"}}]`}
+	if !slices.Equal(got, want) {
+		t.Errorf("turns' lists %q, want %q", got, want)
 	}
 }

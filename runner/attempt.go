@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/benchhq/bench/agent"
+	"github.com/benchhq/bench/agent/mcp"
 	"github.com/benchhq/bench/endpoint"
 	"github.com/benchhq/bench/environment"
 	"github.com/benchhq/bench/evaluator"
@@ -170,6 +171,9 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 		ContextLength:  r.modelCtx,
 		CutIsAnError:   plan.API == string(endpoint.OpenAI),
 		Tokens:         plan.Tokens,
+		// A server whose tool list changed is listed again before the
+		// next turn (mcp.Refresher).
+		Refresh: mcp.Refresher(connsOf(conns)),
 	})
 	werr := r.weightsAfter(ctx, plan, weights, tr)
 	give()

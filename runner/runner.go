@@ -103,6 +103,9 @@ type Runner struct {
 	// flags keeps the MCP tools' description flags: each distinct tool of
 	// the run is flagged once, not once an attempt.
 	flags *mcp.FlagCache
+	// auth keeps the OAuth authorizations of the run's HTTP servers: one
+	// per server for all attempts, tokens in memory only.
+	auth *mcp.Auth
 	// schemas resolves the tools' input schemas once a run, not once an
 	// attempt.
 	schemas *agent.Schemas
@@ -158,6 +161,7 @@ func (r *Runner) Run(ctx context.Context, plan *Plan, runID string) (*Outcome, e
 	}
 	r.approvers = map[string]agent.Approver{}
 	r.flags = &mcp.FlagCache{}
+	r.auth = &mcp.Auth{Prompt: func(u string) { r.logf("to authorize bench to an MCP server, open this URL in a browser: %s", u) }}
 	r.schemas = &agent.Schemas{}
 	for _, a := range plan.Arms {
 		ap, err := agent.ParseApprover(a.Approver, plan.BaseDir)

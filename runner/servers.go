@@ -33,7 +33,7 @@ func (r *Runner) connect(ctx context.Context, list []tasks.Server, vars mcp.Vars
 	var out []*attached
 	others := append([]string(nil), otherTools...)
 	for _, srv := range list {
-		conn, err := mcp.Connect(ctx, srv, vars, mcp.Options{OtherTools: others, Wrap: wrap, StartTimeout: r.StartTimeout, Flags: r.flags})
+		conn, err := mcp.Connect(ctx, srv, vars, mcp.Options{OtherTools: others, Wrap: wrap, StartTimeout: r.StartTimeout, Flags: r.flags, Auth: r.auth})
 		if err != nil {
 			closeAll(out)
 			return nil, err
@@ -45,6 +45,15 @@ func (r *Runner) connect(ctx context.Context, list []tasks.Server, vars mcp.Vars
 		out = append(out, a)
 	}
 	return out, nil
+}
+
+// connsOf returns the connections of the attached servers.
+func connsOf(list []*attached) []*mcp.Conn {
+	out := make([]*mcp.Conn, len(list))
+	for i, a := range list {
+		out[i] = a.conn
+	}
+	return out
 }
 
 // closeAll shuts servers down and returns what each left for the store.

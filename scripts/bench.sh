@@ -37,7 +37,12 @@
 #       environment beside a warm go test on the host (ratio, target <= 3).
 #   BenchmarkSeedComparison  client-cpu-µs/call (target < 50 for bench),
 #       p50-µs and p99-µs, bench's client and the seed's Python client
-#       against the same two servers.
+#       against the same two servers; with bench's client also
+#       server-cpu-µs/call (the server process's CPU, /proc, 10 ms ticks).
+#       bench's own server (server=bench-go) against the lesson's Python
+#       server (server=seed-python), client=bench: target p50 within 1.5x.
+#   BenchmarkServeCallPipe  the issue tracker's own cost of a call, in
+#       process (servers/issuetracker; -cpuprofile for where it goes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
@@ -46,7 +51,9 @@ case $what in
 attempt) run -bench Attempt -benchtime 200x ./runner/ ;;
 chat) run -bench Chat -benchtime 500x ./agent/ ;;
 throughput) run -bench Throughput -benchtime 1x ./runner/ ;;
-mcp) run -bench 'PipeRoundTrip|SeedComparison|CallRoundTrip|StartAndDiscover' -benchtime 2000x ./agent/mcp/ ;;
+mcp)
+	run -bench 'PipeRoundTrip|SeedComparison|CallRoundTrip|StartAndDiscover' -benchtime 2000x ./agent/mcp/
+	run -bench ServeCallPipe -benchtime 5000x ./servers/issuetracker/ ;;
 store) run -bench SaveAttempt ./results/ ;;
 scale) scripts/scale.sh "${2:-100000}" ;;
 environments)
@@ -75,6 +82,7 @@ all)
 	run -bench Chat -benchtime 500x ./agent/
 	run -bench Throughput -benchtime 1x ./runner/
 	run -bench 'PipeRoundTrip|SeedComparison|CallRoundTrip|StartAndDiscover' -benchtime 2000x ./agent/mcp/
+	run -bench ServeCallPipe -benchtime 5000x ./servers/issuetracker/
 	run -bench SaveAttempt ./results/
 	run -bench Resolve ./agent/
 	run -bench ScoringCost -benchtime 50x ./evaluator/

@@ -189,8 +189,46 @@ type Server struct {
 	Tools []string `toml:"tools"`
 	// CallTimeout bounds one tool call (default 30s).
 	CallTimeout Duration `toml:"call_timeout"`
+	// MaxCallTime, when set, lets a call that reports progress run past
+	// CallTimeout: each progress notification grants CallTimeout again,
+	// up to MaxCallTime in all. Unset, progress extends nothing.
+	MaxCallTime Duration `toml:"max_call_time"`
+	// ResourceClass is the permission class of the resource reader bench
+	// offers for a server that declares resources ("<name>__read_resource");
+	// empty means read.
+	ResourceClass string `toml:"resource_class"`
 	// Sandbox asks for the server process to be sandboxed where possible.
 	Sandbox bool `toml:"sandbox"`
+	// OAuth, when set, has bench authorize itself to a Streamable HTTP
+	// server by OAuth 2.1 when the server asks (401).
+	OAuth *OAuth `toml:"oauth"`
+}
+
+// The grants of OAuth.Grant.
+const (
+	GrantAuthorizationCode = "authorization_code"
+	GrantClientCredentials = "client_credentials"
+)
+
+// OAuth is how bench authorizes itself to an HTTP server. Secrets are
+// never written here: ClientSecretEnv names the environment variable
+// that holds one.
+type OAuth struct {
+	// Grant is "authorization_code" (the default: PKCE, a person signs in
+	// once per run unless the server grants at once) or
+	// "client_credentials" (unattended; needs ClientID and ClientSecretEnv).
+	Grant string `toml:"grant"`
+	// ClientID is a client registered with the authorization server in
+	// advance; empty: ClientMetadataURL, else dynamic registration.
+	ClientID string `toml:"client_id"`
+	// ClientSecretEnv names the environment variable holding the secret of
+	// ClientID (a confidential client).
+	ClientSecretEnv string `toml:"client_secret_env"`
+	// ClientMetadataURL is an https:// client ID metadata document URL.
+	ClientMetadataURL string `toml:"client_metadata_url"`
+	// RedirectURL is where the browser comes back (default
+	// http://127.0.0.1:8976/callback).
+	RedirectURL string `toml:"redirect_url"`
 }
 
 // Duration is a time.Duration written as a Go duration string ("90s", "5m").
@@ -379,6 +417,18 @@ func ValidateServers(file, field string, servers []Server) error {
 			return &FieldError{File: file, Field: f, Msg: "expected command (stdio) or url (Streamable HTTP)"}
 		case s.Command != "" && s.URL != "":
 			return &FieldError{File: file, Field: f, Msg: "expected command or url, not both"}
+		case s.OAuth != nil && s.URL == "":
+			return &FieldError{File: file, Field: f + ".oauth", Msg: "OAuth is for a server with a url (Streamable HTTP), not a command"}
+		case s.OAuth != nil && s.OAuth.Grant != "" && s.OAuth.Grant != GrantAuthorizationCode && s.OAuth.Grant != GrantClientCredentials:
+			return &FieldError{File: file, Field: f + ".oauth.grant", Msg: fmt.Sprintf("%q: expected %s or %s", s.OAuth.Grant, GrantAuthorizationCode, GrantClientCredentials)}
+		case s.OAuth != nil && s.OAuth.Grant == GrantClientCredentials && (s.OAuth.ClientID == "" || s.OAuth.ClientSecretEnv == ""):
+			return &FieldError{File: file, Field: f + ".oauth", Msg: "the client_credentials grant needs client_id and client_secret_env"}
+		case s.OAuth != nil && s.OAuth.ClientMetadataURL != "" && !strings.HasPrefix(s.OAuth.ClientMetadataURL, "https://"):
+			return &FieldError{File: file, Field: f + ".oauth.client_metadata_url", Msg: "expected an https:// URL"}
+		case s.MaxCallTime.Duration < 0:
+			return &FieldError{File: file, Field: f + ".max_call_time", Msg: "expected a positive duration"}
+		case s.MaxCallTime.Duration > 0 && s.MaxCallTime.Duration < max(s.CallTimeout.Duration, time.Nanosecond):
+			return &FieldError{File: file, Field: f + ".max_call_time", Msg: fmt.Sprintf("%s is shorter than call_timeout (%s): it would cut calls that report no progress", s.MaxCallTime.Duration, s.CallTimeout.Duration)}
 		}
 		if field, ph := checkPlaceholders(s); ph != "" {
 			return &FieldError{File: file, Field: f + "." + field, Msg: fmt.Sprintf("unknown placeholder %s (bench fills %s)", ph, strings.Join(placeholderNames(), ", "))}

@@ -227,3 +227,25 @@ func TestParseServer(t *testing.T) {
 		t.Errorf("classes last: %+v, %v", s, err)
 	}
 }
+
+// A server declaration's OAuth and progress settings are checked, naming
+// the field.
+func TestValidateServerOAuthAndTimes(t *testing.T) {
+	for _, tt := range []struct {
+		srv  tasks.Server
+		want string
+	}{
+		{tasks.Server{Name: "a", Command: "x", OAuth: &tasks.OAuth{}}, "servers[0].oauth: OAuth is for a server with a url"},
+		{tasks.Server{Name: "a", URL: "http://h", OAuth: &tasks.OAuth{Grant: "password"}}, `servers[0].oauth.grant: "password": expected authorization_code or client_credentials`},
+		{tasks.Server{Name: "a", URL: "http://h", OAuth: &tasks.OAuth{Grant: tasks.GrantClientCredentials, ClientID: "c"}}, "needs client_id and client_secret_env"},
+		{tasks.Server{Name: "a", URL: "http://h", OAuth: &tasks.OAuth{ClientMetadataURL: "http://h/c.json"}}, "client_metadata_url: expected an https:// URL"},
+		{tasks.Server{Name: "a", Command: "x", CallTimeout: tasks.Duration{10 * time.Second}, MaxCallTime: tasks.Duration{5 * time.Second}}, "max_call_time: 5s is shorter than call_timeout (10s)"},
+		{tasks.Server{Name: "a", Command: "x", CallTimeout: tasks.Duration{10 * time.Second}, MaxCallTime: tasks.Duration{time.Minute}}, ""},
+		{tasks.Server{Name: "a", URL: "http://h", OAuth: &tasks.OAuth{Grant: tasks.GrantClientCredentials, ClientID: "c", ClientSecretEnv: "S"}}, ""},
+	} {
+		err := tasks.ValidateServers("task.toml", "servers", []tasks.Server{tt.srv})
+		if (err == nil) != (tt.want == "") || (err != nil && !strings.Contains(err.Error(), tt.want)) {
+			t.Errorf("%+v: %v, want %q", tt.srv, err, tt.want)
+		}
+	}
+}

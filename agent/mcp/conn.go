@@ -26,6 +26,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/benchhq/bench/agent"
@@ -96,6 +97,16 @@ type Options struct {
 	// failing Connect with the first of them. A run wants the failure;
 	// `bench mcp inspect` wants to show them all.
 	Lenient bool
+	// OnProgress, when set, is told of each progress notification of a
+	// call (from the SDK's goroutine; it must not block).
+	OnProgress func(Progress)
+	// maxMessage bounds one message over HTTP (0: frameLimit); tests
+	// lower it.
+	maxMessage int
+	// Auth, when set, keeps the OAuth authorizations of HTTP servers
+	// declared with oauth, shared by the connections of a run; nil: each
+	// connection authorizes for itself.
+	Auth *Auth
 }
 
 func (o Options) withDefaults() Options {
@@ -157,6 +168,12 @@ type ToolInfo struct {
 	Annotations *Annotations `json:"annotations,omitempty"`
 	// InputSchema is the schema as the server sent it.
 	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+	// OutputSchema is the tool's outputSchema as the server sent it, if
+	// any: its structured results are checked against it.
+	OutputSchema json.RawMessage `json:"output_schema,omitempty"`
+	// OutputSchemaError says why OutputSchema cannot be used to check
+	// results; every call of the tool then returns an error observation.
+	OutputSchemaError string `json:"output_schema_error,omitempty"`
 	// Flags mark suspicious text in the description or the schema.
 	Flags []Flag `json:"flags,omitempty"`
 	// Offered says whether the model is offered the tool; Reason says why not.
@@ -201,6 +218,19 @@ type Conn struct {
 	catalog  []ToolInfo
 	tools    []agent.Tool
 	warnings []string // mismatches kept by Options.Lenient
+
+	watches watches // calls in flight, by progress token
+
+	// The tool list's changes (listchange.go): announced counts the
+	// server's notifications, stale says one came since the last listing.
+	announced    atomic.Int64
+	stale        atomic.Bool
+	relists      int
+	relistCapped bool
+	// cancels counts the calls abandoned through the SDK (over HTTP),
+	// whose notifications/cancelled the SDK sends in the background:
+	// Close waits for the tap to have seen as many go out.
+	cancels atomic.Int64
 
 	mu     sync.Mutex
 	broken string // why the connection is unusable, once it is
@@ -248,10 +278,14 @@ func Connect(ctx context.Context, srv tasks.Server, vars Vars, opts Options) (*C
 	defer cancel()
 	client := sdk.NewClient(&sdk.Implementation{Name: "bench", Version: clientVersion()}, &sdk.ClientOptions{
 		// No roots, no sampling, no elicitation: the server gets nothing
-		// from the harness but tool calls.
-		Capabilities: &sdk.ClientCapabilities{},
-		Logger:       slog.New(slog.NewTextHandler(noteWriter{c.log}, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		// from the harness but tool calls (refuseRequests).
+		Capabilities:                &sdk.ClientCapabilities{},
+		Logger:                      slog.New(slog.NewTextHandler(noteWriter{c.log}, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		LoggingMessageHandler:       c.logMessage,
+		ProgressNotificationHandler: c.progressNotification,
+		ToolListChangedHandler:      c.toolsChanged,
 	})
+	client.AddReceivingMiddleware(c.refuseRequests)
 	session, err := client.Connect(sctx, transport, nil)
 	if err != nil {
 		c.shutdown()
@@ -368,7 +402,7 @@ func (c *Conn) startStdio(vars Vars) (sdk.Transport, error) {
 	c.proc = p
 	c.info.Transport = "stdio"
 	// The connection closes stdin; stdout is closed by process.stop.
-	c.stdio = &stdioTransport{out: p.filter, in: p.in, readDeadline: p.stdout.SetReadDeadline}
+	c.stdio = &stdioTransport{out: p.filter, in: p.in, readDeadline: p.stdout.SetReadDeadline, progress: c.takeProgress}
 	if w, ok := p.out.(interface{ setWait(bool) }); ok {
 		c.stdio.waiter = w
 	}
@@ -388,14 +422,26 @@ func (c *Conn) httpTransport(vars Vars) (sdk.Transport, error) {
 	if !strings.HasPrefix(u, "http://") && !strings.HasPrefix(u, "https://") {
 		return nil, fmt.Errorf("url %q: expected an http:// or https:// URL", u)
 	}
-	c.httpTap = &httpTap{base: http.DefaultTransport, headers: headers}
+	c.httpTap = &httpTap{base: http.DefaultTransport, headers: headers, limit: c.opts.maxMessage}
 	c.info.Transport = "http"
-	return &sdk.StreamableClientTransport{
-		Endpoint:             u,
-		HTTPClient:           &http.Client{Transport: c.httpTap},
-		DisableStandaloneSSE: true,
-		MaxRetries:           2,
-	}, nil
+	client := &http.Client{Transport: c.httpTap}
+	// The standalone stream is open: a server's requests (refused at once)
+	// and notifications (logs, list changes) may come on it.
+	t := &sdk.StreamableClientTransport{
+		Endpoint:   u,
+		HTTPClient: client,
+		MaxRetries: 2,
+	}
+	if c.srv.OAuth != nil {
+		// Discovery, registration and token requests go out without the
+		// operator's headers, which are for the MCP server alone.
+		h, err := c.opts.Auth.handler(c.srv, u, &http.Client{Timeout: 30 * time.Second}, c.log)
+		if err != nil {
+			return nil, err
+		}
+		t.OAuthHandler = h
+	}
+	return t, nil
 }
 
 // expander replaces placeholders, remembering the first one without a value.
@@ -506,8 +552,9 @@ type rawToolSchema struct {
 }
 
 type rawTool struct {
-	InputSchema json.RawMessage `json:"inputSchema"`
-	Execution   *struct {
+	InputSchema  json.RawMessage `json:"inputSchema"`
+	OutputSchema json.RawMessage `json:"outputSchema"`
+	Execution    *struct {
 		TaskSupport string `json:"taskSupport"`
 	} `json:"execution"`
 }
@@ -536,6 +583,13 @@ func (r *rawToolSchema) observe(msg []byte) {
 	}
 }
 
+// reset forgets the tools seen, before they are listed again.
+func (r *rawToolSchema) reset() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	clear(r.byName)
+}
+
 func (r *rawToolSchema) get(name string) (rawTool, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -547,6 +601,18 @@ func (r *rawToolSchema) get(name string) (rawTool, bool) {
 // and checks the declaration against them: a mismatch is the error, or,
 // with Options.Lenient, one of the warnings.
 func (c *Conn) prepare(listed []*sdk.Tool) error {
+	c.catalog, c.tools, c.warnings = c.build(listed)
+	if len(c.warnings) > 0 && !c.opts.Lenient {
+		return errors.New(c.warnings[0])
+	}
+	return nil
+}
+
+// build makes the catalog, the offered tools and the mismatches between
+// the declaration and the server of a tool list, by the trust rules:
+// the operator's classes, the allow-list, names and schemas the harness
+// can offer, description flags.
+func (c *Conn) build(listed []*sdk.Tool) (catalog []ToolInfo, tools []agent.Tool, warnings []string) {
 	count := map[string]int{}
 	var names []string
 	for _, t := range listed {
@@ -559,6 +625,7 @@ func (c *Conn) prepare(listed []*sdk.Tool) error {
 	for _, n := range c.srv.Tools {
 		allow[n] = true
 	}
+	readers := c.hasResources()
 	done := map[string]bool{}
 	for _, t := range listed {
 		if done[t.Name] {
@@ -589,6 +656,8 @@ func (c *Conn) prepare(listed []*sdk.Tool) error {
 			raw, _ = json.Marshal(t.InputSchema)
 		}
 		info.InputSchema = raw
+		out := outputChecker(rt.OutputSchema, t.OutputSchema)
+		info.OutputSchema, info.OutputSchemaError = out.raw, out.err
 		others := slices.DeleteFunc(slices.Concat(names, c.opts.OtherTools), func(n string) bool { return n == t.Name })
 		var spec agent.Spec
 		reason := ""
@@ -596,6 +665,8 @@ func (c *Conn) prepare(listed []*sdk.Tool) error {
 			reason = err.Error()
 		} else if count[t.Name] > 1 {
 			reason = fmt.Sprintf("the server lists %d tools named %q, so none of them is offered", count[t.Name], t.Name)
+		} else if t.Name == ReaderTool && readers {
+			reason = fmt.Sprintf("the name is bench's: %s%s%s reads the server's resources", c.srv.Name, Separator, ReaderTool)
 		} else if sniffed && rt.Execution != nil && rt.Execution.TaskSupport == "required" {
 			reason = `the tool must be called as a task (execution.taskSupport is "required"), which the harness does not do`
 		}
@@ -616,30 +687,44 @@ func (c *Conn) prepare(listed []*sdk.Tool) error {
 			info.Reason = "not in the server's tools allow-list"
 		default:
 			info.Offered = true
-			c.tools = append(c.tools, &Tool{conn: c, spec: spec, info: info})
+			tools = append(tools, &Tool{conn: c, spec: spec, info: info, output: out})
 		}
-		c.catalog = append(c.catalog, info)
+		catalog = append(catalog, info)
+	}
+	if readers {
+		// The server declares resources: bench's reader of them, unless
+		// the allow-list leaves it out.
+		reader, info := c.newReader()
+		if len(allow) > 0 && !allow[ReaderTool] {
+			info.Offered, info.Excluded, info.Reason = false, true, "not in the server's tools allow-list"
+		} else {
+			tools = append(tools, reader)
+		}
+		catalog = append(catalog, info)
+		if count[ReaderTool] == 0 {
+			count[ReaderTool] = 1 // the allow-list may name it
+		}
 	}
 	for _, n := range c.srv.Tools {
-		if count[n] == 0 {
-			c.warnings = append(c.warnings, fmt.Sprintf("tools allow-list names %q, which the server does not offer (it offers: %s)", n, listOrNone(names)))
+		if n == ReaderTool && readers {
 			continue
 		}
-		for _, ti := range c.catalog {
+		if count[n] == 0 {
+			warnings = append(warnings, fmt.Sprintf("tools allow-list names %q, which the server does not offer (it offers: %s)", n, listOrNone(names)))
+			continue
+		}
+		for _, ti := range catalog {
 			if ti.Tool == n && !ti.Offered {
-				c.warnings = append(c.warnings, fmt.Sprintf("tools allow-list names %q, which cannot be offered: %s", n, ti.Reason))
+				warnings = append(warnings, fmt.Sprintf("tools allow-list names %q, which cannot be offered: %s", n, ti.Reason))
 			}
 		}
 	}
 	for _, n := range slices.Sorted(maps.Keys(c.srv.Classes)) {
 		if count[n] == 0 {
-			c.warnings = append(c.warnings, fmt.Sprintf("classes names %q, which the server does not offer (it offers: %s)", n, listOrNone(names)))
+			warnings = append(warnings, fmt.Sprintf("classes names %q, which the server does not offer (it offers: %s)", n, listOrNone(names)))
 		}
 	}
-	if len(c.warnings) > 0 && !c.opts.Lenient {
-		return errors.New(c.warnings[0])
-	}
-	return nil
+	return catalog, tools, warnings
 }
 
 func listOrNone(names []string) string {
@@ -713,6 +798,7 @@ func (c *Conn) Close() (stderr string) {
 }
 
 func (c *Conn) shutdown() {
+	c.awaitCancels()
 	if c.session != nil {
 		done := make(chan struct{})
 		go func() {
@@ -733,6 +819,24 @@ func (c *Conn) shutdown() {
 	}
 	if c.proc != nil {
 		c.proc.stop(c.opts.ShutdownGrace)
+	}
+}
+
+// awaitCancels waits, at most the shutdown grace, until the
+// notifications/cancelled of every call abandoned through the SDK has gone
+// out: the SDK sends them in the background, and one still unsent when
+// the session closes would never reach the server.
+func (c *Conn) awaitCancels() {
+	if c.httpTap == nil || c.cancels.Load() == 0 {
+		return
+	}
+	deadline := time.Now().Add(c.opts.ShutdownGrace)
+	for c.httpTap.cancels.Load() < c.cancels.Load() {
+		if !time.Now().Before(deadline) {
+			c.log.note("%d notifications/cancelled had not gone out within %s", c.cancels.Load()-c.httpTap.cancels.Load(), c.opts.ShutdownGrace)
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -682,5 +683,196 @@ func TestNestedAllOfConflict(t *testing.T) {
 	}
 	if reason := checkSpec(agent.Spec{Name: "t", InputSchema: s}); !strings.Contains(reason, "allOf cannot be represented") {
 		t.Errorf("checkSpec = %q", reason)
+	}
+}
+
+// What a result carries goes to the model once: an image mirrored in the
+// structured content is not sent again as base64.
+func TestResultSentOnce(t *testing.T) {
+	c := connect(t, testServer("raw", "raw", map[string]string{"RAW_ONLY": "picture,echo"}), Vars{}, Options{})
+	res := call(t, c, "raw__picture", nil)
+	if res.IsError || res.Text != "[image/png, 360000 bytes]" {
+		t.Errorf("picture: %+v, want only the image's summary", clipResult(res))
+	}
+}
+
+// A tool's outputSchema holds its results to it: a mismatch, a result
+// without structured content, or a schema that is none are error
+// observations with the reason; the model still reads what came back.
+func TestOutputSchema(t *testing.T) {
+	c := connect(t, testServer("raw", "raw", map[string]string{"RAW_ONLY": "typed,badout"}), Vars{}, Options{})
+	if ti := infoNamed(t, c, "raw__typed"); !strings.Contains(string(ti.OutputSchema), "celsius") || ti.OutputSchemaError != "" {
+		t.Errorf("typed: output schema %s, error %q", ti.OutputSchema, ti.OutputSchemaError)
+	}
+	if ti := infoNamed(t, c, "raw__badout"); ti.OutputSchemaError == "" || !ti.Offered {
+		t.Errorf("badout: offered %v, output schema error %q (want offered, with the error)", ti.Offered, ti.OutputSchemaError)
+	}
+	for _, tt := range []struct {
+		tool, how string
+		isError   bool
+		want      []string
+	}{
+		{"raw__typed", "good", false, []string{`{"celsius":21.5}`}},
+		{"raw__typed", "bad", true, []string{`raw__typed: the result of server "raw" cannot be trusted: its structuredContent does not match its outputSchema`, "celsius", `It was:` + "\n" + `{"celsius":"warm"}`}},
+		{"raw__typed", "none", true, []string{"it declares an outputSchema but returned no structuredContent", "21.5 degrees"}},
+		{"raw__badout", "good", true, []string{"its outputSchema is not a JSON Schema bench can check"}},
+	} {
+		res := call(t, c, tt.tool, map[string]any{"how": tt.how})
+		if res.IsError != tt.isError || (tt.isError && res.Kind != "bad_output") {
+			t.Errorf("%s %s: IsError %v kind %q, want %v", tt.tool, tt.how, res.IsError, res.Kind, tt.isError)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(res.Text, w) {
+				t.Errorf("%s %s: %q lacks %q", tt.tool, tt.how, res.Text, w)
+			}
+		}
+	}
+}
+
+func clipResult(r agent.Result) agent.Result {
+	r.Text = clip(r.Text, 300)
+	return r
+}
+
+// A server's requests for what bench does not support are refused at once
+// (not left to the server's own timeout), and its log messages are kept
+// in its log.
+func TestServerRequestsRefused(t *testing.T) {
+	c := connect(t, testServer("raw", "raw", map[string]string{"RAW_ONLY": "asks"}), Vars{}, Options{})
+	res := call(t, c, "raw__asks", nil)
+	if want := "elicitation: error -32601; sampling: error -32601; roots: error -32601"; res.IsError || res.Text != want {
+		t.Errorf("asks: %+v, want %q", res, want)
+	}
+	log := c.Close()
+	for _, w := range []string{"[bench] server log (warning db): index is stale", "[bench] the server sent elicitation/create, which was refused at once"} {
+		if !strings.Contains(log, w) {
+			t.Errorf("log lacks %q:\n%s", w, log)
+		}
+	}
+}
+
+// Every call carries a progress token. Progress extends a call only when
+// the declaration sets max_call_time, and never past it, so that a server
+// reporting progress without end is still cut; a call abandoned has its
+// notifications/cancelled on the wire when Call returns.
+func TestProgress(t *testing.T) {
+	notes := filepath.Join(t.TempDir(), "notes")
+	srv := testServer("raw", "raw", map[string]string{"RAW_ONLY": "slow", "RAW_NOTES": notes})
+	srv.CallTimeout = tasks.Duration{Duration: 600 * time.Millisecond}
+	fixed := connect(t, srv, Vars{}, Options{ShutdownGrace: 200 * time.Millisecond})
+	srv.MaxCallTime = tasks.Duration{Duration: 1500 * time.Millisecond}
+	var seen []Progress
+	var mu sync.Mutex
+	extended := connect(t, srv, Vars{}, Options{ShutdownGrace: 200 * time.Millisecond, OnProgress: func(p Progress) {
+		mu.Lock()
+		seen = append(seen, p)
+		mu.Unlock()
+	}})
+
+	// 4 steps of 250 ms: past the call timeout, within max_call_time.
+	res := call(t, extended, "raw__slow", map[string]any{"steps": 4, "every": 250})
+	if res.IsError || res.Text != "done" {
+		t.Errorf("with max_call_time: %+v", res)
+	}
+	var d struct{ Progress Progress }
+	if err := json.Unmarshal(res.Details, &d); err != nil || d.Progress.Count != 4 || d.Progress.Total != 4 || d.Progress.Message != "step 4" {
+		t.Errorf("details %s (%v), want the 4th of 4 steps", res.Details, err)
+	}
+	mu.Lock()
+	if len(seen) != 4 || seen[3].Tool != "raw__slow" || FormatProgress(seen[3]) != "4/4: step 4" {
+		t.Errorf("OnProgress saw %+v", seen)
+	}
+	mu.Unlock()
+
+	// The same without max_call_time: cut at the call timeout.
+	res = call(t, fixed, "raw__slow", map[string]any{"steps": 4, "every": 250})
+	if !res.IsError || res.Kind != "timeout" || !strings.Contains(res.Text, "did not answer within 600ms (it reported progress ") ||
+		!strings.Contains(res.Text, "/4: step ") || !strings.Contains(res.Text, "; progress extends a call only when the server's declaration sets max_call_time)") {
+		t.Errorf("without max_call_time: %+v", res)
+	}
+	// Progress without end: cut at max_call_time.
+	res = call(t, extended, "raw__slow", map[string]any{"steps": -1, "every": 100})
+	if !res.IsError || res.Kind != "timeout" || !strings.Contains(res.Text, "did not answer within 1.5s (it reported progress") {
+		t.Errorf("endless progress: %+v", res)
+	}
+	fixed.Close()
+	extended.Close()
+	b, _ := os.ReadFile(notes)
+	if got := strings.Count(string(b), "cancelled bench-"); got != 1 {
+		// The endless server never reads its stdin again: only the
+		// first abandoned call's notification can be seen.
+		t.Errorf("the server saw %d cancellations, want 1:\n%s", got, b)
+	}
+}
+
+// waitStale waits until the connection has taken an announcement of a new
+// tool list (the SDK hands notifications over in its own goroutine).
+func waitStale(t *testing.T, c *Conn, announced int64) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); c.announced.Load() < announced; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d announcements taken, want %d", c.announced.Load(), announced)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// A server's new tool list is read before the next turn, under the same
+// trust rules: a new tool named like another origin's is refused, with a
+// note; announcements without end make at most maxRelists listings.
+func TestToolListChanges(t *testing.T) {
+	c := connect(t, testServer("raw", "raw", map[string]string{"RAW_ONLY": "grow,flap,echo"}), Vars{}, Options{})
+	reg := agent.NewRegistry()
+	for _, tl := range c.Tools() {
+		if err := reg.Add(tl); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other := toolNamed(t, c, "raw__echo").(*Tool)
+	clash := &Tool{spec: other.spec}
+	clash.spec.Name, clash.spec.Origin = "raw__clash", "mcp:other"
+	if err := reg.Add(clash); err != nil {
+		t.Fatal(err)
+	}
+	refresh := Refresher([]*Conn{c})
+	if ch := refresh(context.Background(), reg); ch != nil {
+		t.Errorf("changes without an announcement: %+v", ch)
+	}
+	call(t, c, "raw__grow", nil)
+	waitStale(t, c, 1)
+	changes := refresh(context.Background(), reg)
+	if len(changes) != 1 {
+		t.Fatalf("changes %+v, want one", changes)
+	}
+	ch := changes[0]
+	if ch.Origin != "mcp:raw" || !slices.Equal(ch.Added, []string{"raw__grown", "raw__clash"}) || len(ch.Removed)+len(ch.Changed) != 0 {
+		t.Errorf("change %+v", ch)
+	}
+	if len(ch.Notes) != 1 || !strings.Contains(ch.Notes[0], `refused: tool "raw__clash" from mcp:raw collides with the tool of the same name from mcp:other`) {
+		t.Errorf("notes %q", ch.Notes)
+	}
+	if s, ok := reg.Spec("raw__grown"); !ok || s.Origin != "mcp:raw" {
+		t.Errorf("raw__grown not registered: %+v", s)
+	}
+	if s, _ := reg.Spec("raw__clash"); s.Origin != "mcp:other" {
+		t.Errorf("raw__clash was taken over: %+v", s)
+	}
+	if res := call(t, c, "raw__grown", nil); !res.IsError || !strings.Contains(res.Text, "unknown tool grown") {
+		// The raw server answers no call of its grown tools: the call
+		// reached it, which is what counts here.
+		t.Errorf("raw__grown: %+v", res)
+	}
+
+	// Announcements without end: one listing each time, at most maxRelists.
+	notes := 0
+	for i := range maxRelists + 3 {
+		call(t, c, "raw__flap", nil)
+		waitStale(t, c, int64(1+30*(i+1)))
+		for _, ch := range refresh(context.Background(), reg) {
+			notes += len(ch.Notes)
+		}
+	}
+	if c.relists != maxRelists || notes < 1 {
+		t.Errorf("%d listings, %d notes; want %d listings and a note that later changes are ignored", c.relists, notes, maxRelists)
 	}
 }

@@ -10,6 +10,7 @@ package mcp
 // BENCH_REQUIRE_NPM=1, which makes them fail.
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -160,6 +161,45 @@ func TestNPMEverything(t *testing.T) {
 		if tt.tool == "every__get-env" && strings.Contains(res.Text, "hunter2") {
 			t.Errorf("the harness's environment leaked to the server: %s", clip(res.Text, 500))
 		}
+	}
+}
+
+// server-everything's resources: bench offers a reader for them, which
+// follows a resource link a tool returned, decodes a blob of a text type
+// and lists the resources; a long tool reports progress, stored with the
+// call.
+func TestNPMEverythingResourcesAndProgress(t *testing.T) {
+	bin := npmBin(t, "mcp-server-everything")
+	c := connect(t, tasks.Server{Name: "every", Command: bin, DefaultClass: "read"}, Vars{Workspace: t.TempDir()}, Options{})
+	reader := toolNamed(t, c, "every__read_resource")
+	if s := reader.Spec(); s.Class != agent.ClassRead || s.Origin != "mcp:every" {
+		t.Errorf("reader spec %+v", s)
+	}
+	res := call(t, c, "every__get-resource-links", map[string]any{"count": 1})
+	i := strings.Index(res.Text, "[resource link ")
+	if i < 0 {
+		t.Fatalf("no resource link in %q", clip(res.Text, 500))
+	}
+	uri := strings.Fields(res.Text[i+len("[resource link "):])[0]
+	read := call(t, c, "every__read_resource", map[string]any{"uri": uri})
+	if read.IsError || len(read.Text) == 0 || strings.Contains(read.Text, "binary content") && strings.Contains(uri, "text") {
+		t.Errorf("read %s: %+v", uri, clipResult(read))
+	}
+	list := call(t, c, "every__read_resource", nil)
+	if list.IsError || !strings.Contains(list.Text, "://") {
+		t.Errorf("list: %+v", clipResult(list))
+	}
+	missing := call(t, c, "every__read_resource", map[string]any{"uri": "demo://resource/static/document/nope.md"})
+	if !missing.IsError {
+		t.Errorf("a resource that does not exist: %+v", clipResult(missing))
+	}
+	d := c.Describe(context.Background())
+	if d.Capabilities == nil || d.Capabilities.Resources == nil || len(d.Resources) == 0 || len(d.Templates) == 0 || len(d.Prompts) == 0 || len(d.Errors) > 0 {
+		t.Errorf("Describe: %d resources, %d templates, %d prompts, errors %v", len(d.Resources), len(d.Templates), len(d.Prompts), d.Errors)
+	}
+	long := call(t, c, "every__trigger-long-running-operation", map[string]any{"duration": 1, "steps": 3})
+	if long.IsError || !strings.Contains(string(long.Details), `"progress"`) {
+		t.Errorf("long-running operation: %+v (%s)", clipResult(long), long.Details)
 	}
 }
 

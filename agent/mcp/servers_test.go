@@ -62,6 +62,8 @@ type fakeTool struct {
 	Description string          `json:"description,omitempty"`
 	InputSchema json.RawMessage `json:"inputSchema"`
 	Annotations map[string]any  `json:"annotations,omitempty"`
+	// OutputSchema, when set, promises structured results of that shape.
+	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 }
 
 const objSchema = `{"type":"object"}`
@@ -120,6 +122,17 @@ func rawCatalog() []fakeTool {
 		{Name: "rootanyof", Description: "One of two shapes.", InputSchema: json.RawMessage(`{
 			"anyOf": [{"type": "object", "properties": {"a": {"type": "string"}}}, {"type": "object", "properties": {"b": {"type": "string"}}}]}`)},
 		{Name: "remoteref", Description: "Points elsewhere.", InputSchema: json.RawMessage(`{"type":"object","properties":{"x":{"$ref":"https://example.com/x.json"}}}`)},
+		{Name: "picture", Description: "Returns an image, mirrored in structured content.", InputSchema: json.RawMessage(objSchema)},
+		{Name: "typed", Description: "Returns structured content of its outputSchema, or not (how: good, bad, none).",
+			InputSchema:  json.RawMessage(`{"type":"object","properties":{"how":{"type":"string"}}}`),
+			OutputSchema: json.RawMessage(`{"type":"object","properties":{"celsius":{"type":"number"}},"required":["celsius"]}`)},
+		{Name: "badout", Description: "Declares an outputSchema that is no schema.", InputSchema: json.RawMessage(objSchema),
+			OutputSchema: json.RawMessage(`{"type":"object","properties":{"x":{"type":12}}}`)},
+		{Name: "asks", Description: "Asks the client for elicitation, sampling and roots, and tells what it answered.", InputSchema: json.RawMessage(objSchema)},
+		{Name: "slow", Description: "Reports progress `steps` times (-1: without end), `every` ms apart, then answers.",
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"steps":{"type":"integer"},"every":{"type":"integer"}}}`)},
+		{Name: "grow", Description: "Announces a new tool list, with the tools grown and clash.", InputSchema: json.RawMessage(objSchema)},
+		{Name: "flap", Description: "Announces 30 times that its tool list changed.", InputSchema: json.RawMessage(objSchema)},
 		{Name: "bad name!", Description: "A name no model can call.", InputSchema: json.RawMessage(objSchema)},
 		{Name: "dup", Description: "Listed twice (first).", InputSchema: json.RawMessage(objSchema)},
 		{Name: "dup", Description: "Listed twice (second).", InputSchema: json.RawMessage(`{"type":"object","properties":{"x":{"type":"string"}}}`)},
@@ -156,6 +169,7 @@ func rawServer() {
 		return map[string]any{"content": []any{map[string]any{"type": "text", "text": s}}}
 	}
 	tools := rawCatalog()
+	grown := false
 	page := 0
 	fmt.Sscan(os.Getenv("RAW_PAGE"), &page)
 	if os.Getenv("RAW_STUBBORN") != "" {
@@ -176,10 +190,24 @@ func rawServer() {
 				Name      string         `json:"name"`
 				Cursor    string         `json:"cursor"`
 				Arguments map[string]any `json:"arguments"`
+				Meta      struct {
+					ProgressToken any `json:"progressToken"`
+				} `json:"_meta"`
+				RequestID any `json:"requestId"`
 			} `json:"params"`
 		}
-		if json.Unmarshal(line, &msg) != nil || len(msg.ID) == 0 || msg.Method == "" {
-			continue // notifications and responses
+		if json.Unmarshal(line, &msg) != nil || msg.Method == "" {
+			continue // responses
+		}
+		if len(msg.ID) == 0 {
+			if path := os.Getenv("RAW_NOTES"); path != "" && msg.Method == "notifications/cancelled" {
+				f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+				if err == nil {
+					fmt.Fprintf(f, "cancelled %v\n", msg.Params.RequestID)
+					f.Close()
+				}
+			}
+			continue // other notifications
 		}
 		switch msg.Method {
 		case "initialize":
@@ -188,7 +216,7 @@ func rawServer() {
 			}
 			reply(msg.ID, map[string]any{
 				"protocolVersion": "2025-06-18",
-				"capabilities":    map[string]any{"tools": map[string]any{}},
+				"capabilities":    map[string]any{"tools": map[string]any{"listChanged": true}},
 				"serverInfo":      map[string]any{"name": "raw-test-server", "version": "0.0.1"},
 			})
 		case "ping":
@@ -205,8 +233,14 @@ func rawServer() {
 			if page > 0 {
 				end = min(start+page, len(tools))
 			}
-			res := map[string]any{"tools": tools[start:end]}
-			if end < len(tools) {
+			list := tools
+			if grown {
+				list = append(slices.Clone(tools), fakeTool{Name: "grown", Description: "Grown later.", InputSchema: json.RawMessage(objSchema)},
+					fakeTool{Name: "clash", Description: "Named like a tool of another server.", InputSchema: json.RawMessage(objSchema)})
+				end = len(list)
+			}
+			res := map[string]any{"tools": list[start:end]}
+			if end < len(list) {
 				res["nextCursor"] = fmt.Sprint(end)
 			}
 			reply(msg.ID, res)
@@ -257,6 +291,64 @@ func rawServer() {
 					map[string]any{"type": "resource", "resource": map[string]any{"uri": "file:///x.txt", "mimeType": "text/plain", "text": "hello"}},
 					map[string]any{"type": "resource", "resource": map[string]any{"uri": "file:///x.bin", "mimeType": "application/octet-stream", "blob": base64.StdEncoding.EncodeToString([]byte{1, 2, 3})}},
 				}})
+			case "asks":
+				send(map[string]any{"jsonrpc": "2.0", "method": "notifications/message", "params": map[string]any{"level": "warning", "logger": "db", "data": "index is stale"}})
+				send(map[string]any{"jsonrpc": "2.0", "id": "s1", "method": "elicitation/create", "params": map[string]any{"message": "Your name?", "requestedSchema": map[string]any{"type": "object", "properties": map[string]any{"name": map[string]any{"type": "string"}}}}})
+				send(map[string]any{"jsonrpc": "2.0", "id": "s2", "method": "sampling/createMessage", "params": map[string]any{"messages": []any{}, "maxTokens": 10}})
+				send(map[string]any{"jsonrpc": "2.0", "id": "s3", "method": "roots/list"})
+				answers := map[string]string{}
+				for len(answers) < 3 {
+					line, err := in.ReadBytes('\n')
+					if err != nil {
+						return
+					}
+					var r struct {
+						ID    string `json:"id"`
+						Error *struct {
+							Code int `json:"code"`
+						} `json:"error"`
+					}
+					if json.Unmarshal(line, &r) == nil && strings.HasPrefix(r.ID, "s") {
+						answers[r.ID] = "result"
+						if r.Error != nil {
+							answers[r.ID] = fmt.Sprint("error ", r.Error.Code)
+						}
+					}
+				}
+				reply(msg.ID, text(fmt.Sprintf("elicitation: %s; sampling: %s; roots: %s", answers["s1"], answers["s2"], answers["s3"])))
+			case "slow":
+				steps, _ := args["steps"].(float64)
+				every, _ := args["every"].(float64)
+				for i := 0; steps < 0 || i < int(steps); i++ {
+					time.Sleep(time.Duration(every) * time.Millisecond)
+					send(map[string]any{"jsonrpc": "2.0", "method": "notifications/progress", "params": map[string]any{
+						"progressToken": msg.Params.Meta.ProgressToken, "progress": i + 1, "total": steps, "message": fmt.Sprintf("step %d", i+1)}})
+				}
+				reply(msg.ID, text("done"))
+			case "grow":
+				grown = true
+				send(map[string]any{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+				reply(msg.ID, text("grown"))
+			case "flap":
+				for range 30 {
+					send(map[string]any{"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+				}
+				reply(msg.ID, text("flapped"))
+			case "picture":
+				png := base64.StdEncoding.EncodeToString([]byte(strings.Repeat("\x89PNG pixels ", 30000)))
+				reply(msg.ID, map[string]any{
+					"content":           []any{map[string]any{"type": "image", "mimeType": "image/png", "data": png}},
+					"structuredContent": map[string]any{"content": []any{map[string]any{"type": "image", "mimeType": "image/png", "data": png}}},
+				})
+			case "typed", "badout":
+				switch args["how"] {
+				case "bad":
+					reply(msg.ID, map[string]any{"content": []any{map[string]any{"type": "text", "text": `{"celsius":"warm"}`}}, "structuredContent": map[string]any{"celsius": "warm"}})
+				case "none":
+					reply(msg.ID, text("21.5 degrees"))
+				default:
+					reply(msg.ID, map[string]any{"content": []any{map[string]any{"type": "text", "text": `{"celsius":21.5}`}}, "structuredContent": map[string]any{"celsius": 21.5}})
+				}
 			case "structured":
 				reply(msg.ID, map[string]any{"content": []any{}, "structuredContent": map[string]any{"temperature": 21.5}})
 			case "env":

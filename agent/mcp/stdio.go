@@ -32,7 +32,8 @@ type stdioTransport struct {
 	// reads the server's stdout all the time and hands each answer over.
 	readDeadline func(time.Time) error
 	waiter       interface{ setWait(bool) }
-	conn         *stdioConn // once connected
+	progress     func(*sdk.ProgressNotificationParams) bool // the connection's
+	conn         *stdioConn                                 // once connected
 }
 
 // How often the connection reads what an idle server wrote (a ping, a
@@ -65,6 +66,7 @@ func (t *stdioTransport) Connect(context.Context) (sdk.Connection, error) {
 		c.wake <- struct{}{}
 	}
 	c.role <- struct{}{}
+	c.progress = t.progress
 	t.conn = c
 	go c.background()
 	return c, nil
@@ -112,6 +114,10 @@ type stdioConn struct {
 	meta    json.RawMessage // the "_meta" of its requests (nil: none)
 	seq     int64
 	pending map[string]chan answer // direct calls waiting, by id
+
+	// progress takes a progress notification, and reports whether it
+	// was for a call in flight (otherwise it goes to the SDK).
+	progress func(*sdk.ProgressNotificationParams) bool
 
 	dead     chan struct{} // closed when reading stopped
 	deadErr  error         // why, set before dead is closed
@@ -255,6 +261,15 @@ func (c *stdioConn) route(m jsonrpc.Message) {
 	if isResponse {
 		if id, ok := r.ID.Raw().(string); ok && strings.HasPrefix(id, directPrefix) {
 			c.answer(id, answer{resp: r})
+			return
+		}
+	}
+	// Progress is taken here, in the order of the server's lines: through
+	// the SDK it would be handled in another goroutine, possibly after
+	// the answer it preceded.
+	if req, ok := m.(*jsonrpc.Request); ok && req.Method == "notifications/progress" && c.progress != nil {
+		var p sdk.ProgressNotificationParams
+		if parse(req.Params, &p) == nil && c.progress(&p) {
 			return
 		}
 	}
@@ -438,12 +453,15 @@ func (c *stdioConn) noteMeta(params json.RawMessage) {
 }
 
 // callTool calls a tool and returns the result as the server wrote it,
-// waiting for it at most timeout (or until ctx's deadline, if earlier).
-// Its errors are those of the SDK's CallTool: the server's JSON-RPC error
-// (a *jsonrpc.Error), ctx's error, or sdk.ErrConnectionClosed when the
+// waiting for it until w's deadline (which progress may push back), or
+// ctx's, if earlier. The request carries w's progress token. Its errors
+// are those of the SDK's CallTool: the server's JSON-RPC error (a
+// *jsonrpc.Error), ctx's error, or sdk.ErrConnectionClosed when the
 // server's stdout ended or the connection closed; errCallTimeout when the
 // server did not answer in time, errNoDirectCall when it cannot be used.
-func (c *stdioConn) callTool(ctx context.Context, name string, args map[string]any, timeout time.Duration) (*sdk.CallToolResult, error) {
+// A call abandoned (timeout, ctx) has its notifications/cancelled written
+// before callTool returns.
+func (c *stdioConn) callTool(ctx context.Context, name string, args map[string]any, w *callWatch) (*sdk.CallToolResult, error) {
 	c.fastMu.Lock()
 	if !c.listed {
 		c.fastMu.Unlock()
@@ -460,12 +478,14 @@ func (c *stdioConn) callTool(ctx context.Context, name string, args map[string]a
 		delete(c.pending, id)
 		c.fastMu.Unlock()
 	}
-	deadline := time.Now().Add(timeout)
-	ctxDeadline := false
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline, ctxDeadline = d, true
+	deadline := func() time.Time {
+		d := w.deadline()
+		if cd, ok := ctx.Deadline(); ok && cd.Before(d) {
+			return cd
+		}
+		return d
 	}
-	if err := c.writeLine(ctx, func(b []byte) ([]byte, error) { return appendCallRequest(b, id, meta, name, args) }); err != nil {
+	if err := c.writeLine(ctx, func(b []byte) ([]byte, error) { return appendCallRequest(b, id, meta, w.token, name, args) }); err != nil {
 		forget()
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -475,23 +495,25 @@ func (c *stdioConn) callTool(ctx context.Context, name string, args map[string]a
 	a, err := c.await(ctx, ch, deadline)
 	if err != nil {
 		forget()
-		if errors.Is(err, errCallTimeout) && ctxDeadline {
+		if cd, ok := ctx.Deadline(); ok && errors.Is(err, errCallTimeout) && !time.Now().Before(cd) {
 			<-ctx.Done() // the context's own deadline: its error
 			err = ctx.Err()
 		}
 		if errors.Is(err, errCallTimeout) || ctx.Err() != nil {
-			// As the SDK does, best effort and off the caller's path.
+			// Written before returning, so that it is on the wire before
+			// the caller goes on (and before bench exits); bounded, as
+			// the SDK bounds its own.
 			rid, _ := jsonrpc.MakeID(id)
-			go c.notifyCancelled(rid, err)
+			c.notifyCancelled(rid, err)
 		}
 		return nil, err
 	}
 	return a.result()
 }
 
-// await waits for the answer on ch until deadline: reading the server's
+// await waits for the answer on ch until deadline(): reading the server's
 // stdout itself when nobody else does.
-func (c *stdioConn) await(ctx context.Context, ch chan answer, deadline time.Time) (answer, error) {
+func (c *stdioConn) await(ctx context.Context, ch chan answer, deadline func() time.Time) (answer, error) {
 	role := c.role
 	if c.dedicated {
 		role = nil // never read here: only the background goroutine does
@@ -503,29 +525,36 @@ func (c *stdioConn) await(ctx context.Context, ch chan answer, deadline time.Tim
 		return c.readFor(ctx, ch, deadline)
 	default:
 	}
-	t := time.NewTimer(time.Until(deadline))
+	t := time.NewTimer(time.Until(deadline()))
 	defer t.Stop()
-	select {
-	case r := <-ch:
-		return r, nil
-	case <-role:
-		return c.readFor(ctx, ch, deadline)
-	case <-ctx.Done():
-		return answer{}, ctx.Err()
-	case <-t.C:
-		return answer{}, errCallTimeout
-	case <-c.dead:
-		return answer{}, c.deadError()
-	case <-c.closed:
-		return answer{}, c.closedError()
+	for {
+		select {
+		case r := <-ch:
+			return r, nil
+		case <-role:
+			return c.readFor(ctx, ch, deadline)
+		case <-ctx.Done():
+			return answer{}, ctx.Err()
+		case <-t.C:
+			if d := deadline(); time.Now().Before(d) {
+				t.Reset(time.Until(d)) // progress pushed the deadline back
+				continue
+			}
+			return answer{}, errCallTimeout
+		case <-c.dead:
+			return answer{}, c.deadError()
+		case <-c.closed:
+			return answer{}, c.closedError()
+		}
 	}
 }
 
 // readFor reads the server's stdout, with the role, until the answer
-// comes on ch, deadline passes, ctx ends or reading stops.
-func (c *stdioConn) readFor(ctx context.Context, ch chan answer, deadline time.Time) (answer, error) {
+// comes on ch, deadline() passes, ctx ends or reading stops.
+func (c *stdioConn) readFor(ctx context.Context, ch chan answer, deadline func() time.Time) (answer, error) {
 	defer c.release()
-	ticket := c.hold(deadline, true)
+	d := deadline()
+	ticket := c.hold(d, true)
 	if ctx.Done() != nil {
 		stop := context.AfterFunc(ctx, func() { c.interrupt(ticket) })
 		defer stop()
@@ -550,9 +579,23 @@ func (c *stdioConn) readFor(ctx context.Context, ch chan answer, deadline time.T
 			return answer{}, c.deadError()
 		case ctx.Err() != nil:
 			return answer{}, ctx.Err()
-		case !time.Now().Before(deadline):
-			return answer{}, errCallTimeout
+		case !time.Now().Before(d):
+			next := deadline()
+			if !time.Now().Before(next) {
+				return answer{}, errCallTimeout
+			}
+			d = next // progress pushed the deadline back
+			c.extend(ticket, d)
 		}
+	}
+}
+
+// extend moves the read deadline of the reader of the given ticket.
+func (c *stdioConn) extend(ticket uint64, d time.Time) {
+	c.rmu.Lock()
+	defer c.rmu.Unlock()
+	if c.reader == ticket {
+		_ = c.deadline(d)
 	}
 }
 
@@ -566,16 +609,22 @@ func (c *stdioConn) closedError() error {
 
 // appendCallRequest appends the tools/call request of a direct call to b,
 // one line, as the SDK writes it: jsonrpc, id, method, then the params
-// _meta (when it sends one), name, arguments.
-func appendCallRequest(b []byte, id string, meta json.RawMessage, name string, args map[string]any) ([]byte, error) {
+// _meta (the SDK's, when it sends one, with the progress token),
+// name, arguments.
+func appendCallRequest(b []byte, id string, meta json.RawMessage, token, name string, args map[string]any) ([]byte, error) {
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = strconv.AppendQuote(b, id) // directPrefix and digits: nothing to escape
 	b = append(b, `,"method":"tools/call","params":{`...)
-	if len(meta) > 0 {
-		b = append(b, `"_meta":`...)
-		b = append(b, meta...)
+	b = append(b, `"_meta":{`...)
+	if m := bytes.TrimSpace(meta); len(m) > 2 && m[0] == '{' && m[len(m)-1] == '}' {
+		// The SDK's fields, then the token: as it writes the map, in the
+		// order of the keys, as long as its own sort before "progressToken".
+		b = append(b, bytes.TrimSpace(m[1:len(m)-1])...)
 		b = append(b, ',')
 	}
+	b = append(b, `"progressToken":`...)
+	b = strconv.AppendQuote(b, token) // a prefix and digits: nothing to escape
+	b = append(b, "},"...)
 	n, err := json.Marshal(name)
 	if err != nil {
 		return nil, err
@@ -594,12 +643,26 @@ func appendCallRequest(b []byte, id string, meta json.RawMessage, name string, a
 	return append(b, "}}\n"...), nil
 }
 
-// notifyCancelled tells the server that the caller gave up on a call.
+// cancelWait bounds how long notifyCancelled waits for the server's stdin
+// to take the notification.
+const cancelWait = time.Second
+
+// notifyCancelled tells the server that the caller gave up on a call,
+// waiting at most cancelWait for the write (a server that reads nothing
+// fills its stdin's pipe).
 func (c *stdioConn) notifyCancelled(id jsonrpc.ID, why error) {
 	params, _ := json.Marshal(map[string]any{"reason": why.Error(), "requestId": id.Raw()})
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	_ = c.Write(ctx, &jsonrpc.Request{Method: "notifications/cancelled", Params: params})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = c.Write(context.Background(), &jsonrpc.Request{Method: "notifications/cancelled", Params: params})
+	}()
+	t := time.NewTimer(cancelWait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
 }
 
 // resultWire is a tools/call result as servers write it, with the content
@@ -670,10 +733,15 @@ func resultFromWire(w *resultWire, raw func() json.RawMessage) (*sdk.CallToolRes
 			return &r, nil
 		}
 	}
-	// The structured content is decoded only when the model is shown it:
-	// when no content is text.
-	if !hasText && len(w.StructuredContent) > 0 && string(w.StructuredContent) != "null" {
-		if err := parse(w.StructuredContent, &res.StructuredContent); err != nil {
+	// The structured content is decoded when the model is shown it (no
+	// content is text); otherwise it is kept as written, a copy of its
+	// bytes (for the stored details, and decoded only if the tool's
+	// outputSchema checks it): decoding it cost a direct call most of its
+	// CPU on servers that mirror their text in it.
+	if sc := w.StructuredContent; len(sc) > 0 && string(sc) != "null" {
+		if hasText {
+			res.StructuredContent = json.RawMessage(bytes.Clone(sc))
+		} else if err := parse(sc, &res.StructuredContent); err != nil {
 			return nil, fmt.Errorf("unmarshaling tools/call result: %w", err)
 		}
 	}

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -14,12 +15,16 @@ import (
 
 // viaSDK calls a tool as Tool.Call does, through the SDK's CallTool.
 func viaSDK(ctx context.Context, t *Tool, args map[string]any) agent.Result {
-	res, err := t.conn.session.CallTool(ctx, &sdk.CallToolParams{Name: t.info.Tool, Arguments: args})
+	w := t.conn.watches.start(t.conn, t.spec.Name)
+	defer t.conn.watches.stop(w)
+	p := &sdk.CallToolParams{Name: t.info.Tool, Arguments: args}
+	p.SetProgressToken(w.token)
+	res, err := t.conn.session.CallTool(ctx, p)
 	if err != nil {
-		text, kind := t.failure(err, 0)
+		text, kind := t.failure(err, 0, w)
 		return agent.Result{Text: text, IsError: true, Kind: kind}
 	}
-	return agent.Result{Text: formatResult(res, resultLimit), IsError: res.IsError}
+	return agent.Result{Text: formatResult(res, resultLimit), IsError: res.IsError, Details: callDetails(res, w)}
 }
 
 // A call on a stdio server goes straight to the server (stdioConn.callTool)
@@ -63,7 +68,7 @@ func TestDirectCallAnswersAsTheSDK(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got != want {
+			if got.Text != want.Text || got.IsError != want.IsError || got.Kind != want.Kind || !sameJSON(got.Details, want.Details) {
 				t.Errorf("direct call: %+v\nthrough the SDK: %+v", got, want)
 			}
 		})
@@ -90,7 +95,7 @@ func TestCallRequestAsTheSDK(t *testing.T) {
 		{"escapes", meta, "é\"<b>\u2028", map[string]any{"text": "hé <b> & \u2028 \"q\"", "n": []any{1.5, nil, true}, "o": map[string]any{"z": 1, "a": "b"}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := appendCallRequest([]byte("left alone"), "bench-7", tt.meta, tt.tool, tt.args)
+			got, err := appendCallRequest([]byte("left alone"), "bench-7", tt.meta, "bench-progress-3", tt.tool, tt.args)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -103,6 +108,7 @@ func TestCallRequestAsTheSDK(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			p.SetProgressToken("bench-progress-3")
 			params, err := json.Marshal(p)
 			if err != nil {
 				t.Fatal(err)
@@ -243,4 +249,13 @@ func TestDecodeMessageAsTheSDK(t *testing.T) {
 	if _, err := decodeMessage([]byte(`{"jsonrpc":"2.0","id":1,"result":{}} x`)); err == nil {
 		t.Error("bytes after the message were accepted")
 	}
+}
+
+// sameJSON reports whether two JSON texts hold the same value (nil: none).
+func sameJSON(a, b json.RawMessage) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	var va, vb any
+	return json.Unmarshal(a, &va) == nil && json.Unmarshal(b, &vb) == nil && reflect.DeepEqual(va, vb)
 }

@@ -1,11 +1,14 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,9 +21,10 @@ import (
 // Tool is one of a server's tools, offered to the model. It implements
 // agent.Tool.
 type Tool struct {
-	conn *Conn
-	spec agent.Spec
-	info ToolInfo
+	conn   *Conn
+	spec   agent.Spec
+	info   ToolInfo
+	output outputCheck
 }
 
 var _ agent.Tool = (*Tool)(nil)
@@ -42,42 +46,143 @@ func (t *Tool) Call(ctx context.Context, args map[string]any) (agent.Result, err
 	if err := ctx.Err(); err != nil {
 		return agent.Result{}, fmt.Errorf("call %s: %w", t.spec.Name, err)
 	}
-	var dropped0 int64
+	var dropped0, over0 int64
 	if c.proc != nil {
 		dropped0 = c.proc.filter.dropped.Load()
+	}
+	if c.httpTap != nil {
+		over0 = c.httpTap.oversize.Load()
 	}
 	if args == nil {
 		args = map[string]any{}
 	}
-	res, err := c.callTool(ctx, t.info.Tool, args)
+	w := c.watches.start(c, t.spec.Name)
+	defer c.watches.stop(w)
+	res, err := c.callTool(ctx, t.info.Tool, args, w)
 	if err != nil {
 		if ctx.Err() != nil {
 			return agent.Result{}, fmt.Errorf("call %s: %w", t.spec.Name, ctx.Err())
 		}
-		text, kind := t.failure(err, dropped0)
-		return agent.Result{Text: text, IsError: true, Kind: kind}, nil
+		text, kind := t.failure(err, dropped0, w)
+		if c.httpTap != nil && c.httpTap.oversize.Load() > over0 {
+			text, kind = fmt.Sprintf("%s: server %q sent an answer over %s, which bench did not read", t.spec.Name, c.srv.Name, sizeText(c.httpTap.limitOr())), "transport"
+		}
+		return agent.Result{Text: text, IsError: true, Kind: kind, Details: callDetails(nil, w)}, nil
 	}
-	return agent.Result{Text: formatResult(res, resultLimit), IsError: res.IsError}, nil
+	text := formatResult(res, resultLimit)
+	if why := t.output.check(res); why != "" {
+		// The model still reads what came back, after the reason.
+		return agent.Result{Text: fmt.Sprintf("%s: the result of server %q cannot be trusted: %s. It was:\n%s", t.spec.Name, c.srv.Name, clip(why, 2000), text), IsError: true, Kind: "bad_output", Details: callDetails(res, w)}, nil
+	}
+	return agent.Result{Text: text, IsError: res.IsError, Details: callDetails(res, w)}, nil
 }
 
-// callTool calls a tool on the server, waiting at most the call timeout
-// for its answer (errCallTimeout): directly on a stdio connection
-// (stdioConn.callTool, which needs no context of its own for the
-// timeout), through the SDK otherwise.
-func (c *Conn) callTool(ctx context.Context, name string, args map[string]any) (*sdk.CallToolResult, error) {
+// callTool calls a tool on the server, with w's progress token, waiting
+// for its answer until w's deadline (errCallTimeout): directly on a stdio
+// connection (stdioConn.callTool), through the SDK otherwise.
+func (c *Conn) callTool(ctx context.Context, name string, args map[string]any, w *callWatch) (*sdk.CallToolResult, error) {
 	if c.stdio != nil && c.stdio.conn != nil {
-		res, err := c.stdio.conn.callTool(ctx, name, args, c.callTimeout)
+		res, err := c.stdio.conn.callTool(ctx, name, args, w)
 		if !errors.Is(err, errNoDirectCall) {
 			return res, err
 		}
 	}
-	cctx, cancel := context.WithTimeout(ctx, c.callTimeout)
-	defer cancel()
-	res, err := c.session.CallTool(cctx, &sdk.CallToolParams{Name: name, Arguments: args})
-	if err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
-		return nil, fmt.Errorf("%w: %v", errCallTimeout, err)
+	cctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	// The watchdog: the SDK takes a context, whose deadline progress
+	// could not move.
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		t := time.NewTimer(time.Until(w.deadline()))
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if d := w.deadline(); time.Now().Before(d) {
+					t.Reset(time.Until(d))
+					continue
+				}
+				cancel(errCallTimeout)
+				return
+			}
+		}
+	}()
+	params := &sdk.CallToolParams{Name: name, Arguments: args}
+	params.SetProgressToken(w.token)
+	res, err := c.session.CallTool(cctx, params)
+	if err != nil && cctx.Err() != nil {
+		c.cancels.Add(1) // the SDK sends notifications/cancelled in the background
+		if ctx.Err() == nil && errors.Is(context.Cause(cctx), errCallTimeout) {
+			return nil, fmt.Errorf("%w: %v", errCallTimeout, err)
+		}
 	}
 	return res, err
+}
+
+// progressNote tells, for a timeout observation, what the server last
+// reported.
+func progressNote(w *callWatch) string {
+	p := w.progress()
+	if p.Count == 0 {
+		return ""
+	}
+	s := fmt.Sprintf(" (it reported progress %d times, last %s", p.Count, formatProgress(p))
+	if w.max <= 0 {
+		s += "; progress extends a call only when the server's declaration sets max_call_time"
+	}
+	return s + ")"
+}
+
+// formatProgress shows one progress report: "3/10: message".
+func formatProgress(p Progress) string {
+	s := strconv.FormatFloat(p.Progress, 'f', -1, 64)
+	if p.Total > 0 {
+		s += "/" + strconv.FormatFloat(p.Total, 'f', -1, 64)
+	}
+	if p.Message != "" {
+		s += ": " + p.Message
+	}
+	return s
+}
+
+// FormatProgress shows one progress report as `bench mcp call` prints it.
+func FormatProgress(p Progress) string { return formatProgress(p) }
+
+// callDetails is what is stored with a call beside its observation: the
+// structured content, the last progress reported and how many times.
+func callDetails(res *sdk.CallToolResult, w *callWatch) json.RawMessage {
+	d := struct {
+		Structured any       `json:"structured_content,omitempty"`
+		Progress   *Progress `json:"progress,omitempty"`
+	}{}
+	if res != nil && res.StructuredContent != nil {
+		d.Structured = res.StructuredContent
+	}
+	if p := w.progress(); p.Count > 0 {
+		d.Progress = &p
+	}
+	if d.Structured == nil && d.Progress == nil {
+		return nil
+	}
+	b, err := json.Marshal(d)
+	if err != nil || len(b) > detailsLimit {
+		b, _ = json.Marshal(map[string]string{"note": fmt.Sprintf("details of %d bytes not kept (at most %d)", len(b), detailsLimit)})
+	}
+	return b
+}
+
+// detailsLimit bounds the details stored with one call.
+const detailsLimit = 64 << 10
+
+// sizeText shows a size in MiB, or KiB below one MiB.
+func sizeText(n int) string {
+	if n >= 1<<20 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d KiB", n>>10)
 }
 
 func errorResult(format string, args ...any) agent.Result {
@@ -87,7 +192,7 @@ func errorResult(format string, args ...any) agent.Result {
 // failure describes a failed call for the model, with its kind for the
 // store ("timeout", "protocol", "transport"), and marks the connection
 // broken when the server is gone.
-func (t *Tool) failure(err error, dropped0 int64) (string, string) {
+func (t *Tool) failure(err error, dropped0 int64, w *callWatch) (string, string) {
 	c := t.conn
 	var notes []string
 	if c.proc != nil {
@@ -102,7 +207,7 @@ func (t *Tool) failure(err error, dropped0 int64) (string, string) {
 	var rpcErr *jsonrpc.Error
 	switch {
 	case errors.Is(err, errCallTimeout):
-		return fmt.Sprintf("%s: server %q did not answer within %s; the call was abandoned%s", t.spec.Name, c.srv.Name, c.callTimeout, suffix), "timeout"
+		return fmt.Sprintf("%s: server %q did not answer within %s%s; the call was abandoned%s", t.spec.Name, c.srv.Name, w.limit(), progressNote(w), suffix), "timeout"
 	case errors.As(err, &rpcErr) && !localCode(rpcErr.Code):
 		return fmt.Sprintf("%s: server %q answered with a protocol error (code %d): %s%s", t.spec.Name, c.srv.Name, rpcErr.Code, clip(rpcErr.Message, 2000), suffix), "protocol"
 	}
@@ -140,7 +245,8 @@ func localCode(code int64) bool {
 
 // formatResult turns a tool result into the text the model reads: text
 // content as is, other content summarised, structured content appended
-// when there is no text, everything cut at limit bytes with a note.
+// when there is no text and it does not repeat the content (see
+// showStructured), everything cut at limit bytes with a note.
 func formatResult(res *sdk.CallToolResult, limit int) string {
 	// One text that fits, the common answer: as is, without a copy.
 	if len(res.Content) == 1 {
@@ -181,8 +287,7 @@ func formatResult(res *sdk.CallToolResult, limit int) string {
 		}
 	}
 	if !hasText && res.StructuredContent != nil {
-		b, err := json.Marshal(res.StructuredContent)
-		if err == nil {
+		if b, ok := showStructured(res); ok {
 			if len(res.Content) > 0 {
 				w.WriteString("\n")
 			}
@@ -200,6 +305,46 @@ func formatResult(res *sdk.CallToolResult, limit int) string {
 		return text
 	}
 	return fmt.Sprintf("%s\n[bench: result cut: showing the first %d of %d bytes]", text, len(text), w.Len())
+}
+
+// minMirror is the shortest binary content (in bytes) whose base64 form
+// found in the structured content makes it a copy of the content: below
+// it, a match could be chance.
+const minMirror = 12
+
+// showStructured returns the structured content as JSON for the model, and
+// whether to show it at all. A result without text content gets its
+// structured content shown, once: not when it carries the base64 data of
+// an image, audio or binary resource already summarised above (a server
+// mirroring its content, as server-filesystem's read_media_file does, would
+// otherwise put the whole file into every later prompt).
+func showStructured(res *sdk.CallToolResult) ([]byte, bool) {
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil || string(b) == "null" {
+		return nil, false
+	}
+	for _, c := range res.Content {
+		var data []byte
+		switch v := c.(type) {
+		case *sdk.ImageContent:
+			data = v.Data
+		case *sdk.AudioContent:
+			data = v.Data
+		case *sdk.EmbeddedResource:
+			if v.Resource != nil {
+				data = v.Resource.Blob
+			}
+		}
+		if len(data) < minMirror {
+			continue
+		}
+		// A prefix of the encoding is enough, and cheaper than all of it.
+		n := min(len(data), 3*1024) / 3 * 3
+		if bytes.Contains(b, []byte(base64.StdEncoding.EncodeToString(data[:n]))) {
+			return nil, false
+		}
+	}
+	return b, true
 }
 
 func describeLink(l *sdk.ResourceLink) string {

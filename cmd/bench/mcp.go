@@ -8,8 +8,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -18,6 +20,7 @@ import (
 	"github.com/benchhq/bench/agent/mcp"
 	"github.com/benchhq/bench/servers/issuetracker"
 	"github.com/benchhq/bench/tasks"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 const mcpUsage = `Usage:
@@ -28,7 +31,7 @@ const mcpUsage = `Usage:
   bench mcp call [flags] --url URL TOOL ['JSON']
   bench mcp call --task DIR [--server NAME] TOOL ['JSON']
                                                    call one tool by hand, as a run would
-  bench mcp serve issues --file PATH               the example issue tracker, over stdio
+  bench mcp serve issues --file PATH [--http ADDR] the example issue tracker, over stdio or Streamable HTTP
 `
 
 const inspectUsage = `Usage: bench mcp inspect [flags] -- COMMAND [ARGS...]
@@ -99,6 +102,8 @@ type inspectFlags struct {
 	server       string
 	timeout      time.Duration
 	asJSON       bool
+	oauth        tasks.OAuth
+	useOAuth     bool
 }
 
 // connectionFlags defines the flags that say which server to connect to
@@ -115,8 +120,17 @@ func connectionFlags(name string, f *inspectFlags) *flag.FlagSet {
 	fs.StringVar(&f.task, "task", "", "task folder: inspect a server its task.toml declares")
 	fs.StringVar(&f.server, "server", "", "with --task: the name of the server to inspect (default: the only one)")
 	fs.DurationVar(&f.timeout, "timeout", mcp.DefaultStartTimeout, "how long to wait for the server to start and list its tools")
+	fs.BoolVar(&f.useOAuth, "oauth", false, "with --url: authorize by OAuth 2.1 when the server asks (dynamic registration unless --client-id or --client-metadata-url)")
+	fs.StringVar(&f.oauth.Grant, "grant", "", "with --oauth: authorization_code (default) or client_credentials")
+	fs.StringVar(&f.oauth.ClientID, "client-id", "", "with --oauth: a client registered in advance")
+	fs.StringVar(&f.oauth.ClientSecretEnv, "client-secret-env", "", "with --oauth: the `VAR`iable of the environment that holds the client's secret")
+	fs.StringVar(&f.oauth.ClientMetadataURL, "client-metadata-url", "", "with --oauth: an https:// client ID metadata document")
+	fs.StringVar(&f.oauth.RedirectURL, "redirect-url", "", "with --oauth: where the browser comes back (default "+mcp.DefaultRedirectURL+")")
 	return fs
 }
+
+// oauthFlags are the flags that need --oauth.
+var oauthFlags = []string{"grant", "client-id", "client-secret-env", "client-metadata-url", "redirect-url"}
 
 func cmdMCPInspect(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var f inspectFlags
@@ -143,14 +157,16 @@ func cmdMCPInspect(ctx context.Context, args []string, stdout, stderr io.Writer)
 
 	// Lenient: a --class or an allow-listed name the server lacks is a
 	// warning to show here, not a failure as in a run.
-	opts := mcp.Options{StartTimeout: f.timeout, OtherTools: agent.BuiltinNames(), Lenient: true}
+	opts := mcp.Options{StartTimeout: f.timeout, OtherTools: agent.BuiltinNames(), Lenient: true, Auth: promptAuth(stderr)}
 	conn, err := mcp.Connect(ctx, srv, vars, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "bench mcp inspect: %v\n", err)
 		return 1
 	}
+	desc := conn.Describe(ctx)
 	log := conn.Close()
 	report := newInspectReport(conn)
+	report.Description = desc
 	if f.asJSON {
 		report.Stderr = log
 		enc := json.NewEncoder(stdout)
@@ -216,6 +232,10 @@ func inspectTarget(f *inspectFlags, given map[string]bool, rest []string) (tasks
 		return srv, vars, nop, errors.New("give either --url URL or a command after --, not both")
 	case f.url != "":
 		srv = tasks.Server{Name: f.name, URL: f.url, Headers: f.headers.m}
+		if f.useOAuth {
+			o := f.oauth
+			srv.OAuth = &o
+		}
 	case len(rest) > 0:
 		srv = tasks.Server{Name: f.name, Command: rest[0], Args: rest[1:], Env: f.env.m}
 	default:
@@ -223,6 +243,14 @@ func inspectTarget(f *inspectFlags, given map[string]bool, rest []string) (tasks
 	}
 	if f.server != "" {
 		return srv, vars, nop, errors.New("--server needs --task")
+	}
+	for _, name := range oauthFlags {
+		if given[name] && !f.useOAuth {
+			return srv, vars, nop, fmt.Errorf("--%s needs --oauth", name)
+		}
+	}
+	if f.useOAuth && f.url == "" {
+		return srv, vars, nop, errors.New("--oauth needs --url")
 	}
 	if len(f.headers.m) > 0 && f.url == "" {
 		return srv, vars, nop, errors.New("--header needs --url")
@@ -240,6 +268,14 @@ func inspectTarget(f *inspectFlags, given map[string]bool, rest []string) (tasks
 	srv.DefaultClass = f.defaultClass
 	srv.Classes = f.classes.m
 	return srv, vars, nop, nil
+}
+
+// promptAuth keeps the OAuth authorization of one command, and tells the
+// person at the terminal which URL to open when one is needed.
+func promptAuth(stderr io.Writer) *mcp.Auth {
+	return &mcp.Auth{Prompt: func(u string) {
+		fmt.Fprintf(stderr, "bench: to authorize bench, open this URL in a browser:\n  %s\n", u)
+	}}
 }
 
 // applyFlagOverrides lets --class and --default-class change a declared
@@ -283,7 +319,10 @@ type inspectReport struct {
 	Tools    []mcp.ToolInfo `json:"tools"`
 	Warnings []string       `json:"warnings,omitempty"`
 	Flags    []mcp.Flag     `json:"instructions_flags,omitempty"`
-	Stderr   string         `json:"stderr,omitempty"`
+	// Description is the server's capabilities, resources, resource
+	// templates and prompts.
+	mcp.Description
+	Stderr string `json:"stderr,omitempty"`
 }
 
 func newInspectReport(conn *mcp.Conn) *inspectReport {
@@ -320,6 +359,7 @@ func (r *inspectReport) write(w io.Writer) {
 		fmt.Fprintf(w, ", %d not offered (see below)", skipped)
 	}
 	fmt.Fprintln(w)
+	fmt.Fprintf(w, "capabilities %s\n", capabilityList(r.Capabilities))
 	if r.Info.Instructions != "" {
 		fmt.Fprintf(w, "instructions (untrusted, never shown to the model):\n%s\n", indentText(r.Info.Instructions, "  "))
 		writeFlags(w, r.Flags)
@@ -352,6 +392,7 @@ func (r *inspectReport) write(w io.Writer) {
 		writeFlags(w, t.Flags)
 		fmt.Fprintf(w, "  schema       %s\n", strings.TrimLeft(indentText(prettyJSON(t.InputSchema), "               "), " "))
 	}
+	r.writeDescription(w)
 	if len(r.Warnings) > 0 {
 		fmt.Fprintln(w, "\nwarnings:")
 		for _, s := range r.Warnings {
@@ -359,6 +400,105 @@ func (r *inspectReport) write(w io.Writer) {
 		}
 	}
 }
+
+// capabilityList names what the server declares it can do.
+func capabilityList(c *sdkCapabilities) string {
+	if c == nil {
+		return "(none declared)"
+	}
+	var out []string
+	add := func(name string, on bool, detail string) {
+		if on {
+			out = append(out, name+detail)
+		}
+	}
+	add("tools", c.Tools != nil, listChanged(c.Tools != nil && c.Tools.ListChanged))
+	if c.Resources != nil {
+		d := ""
+		if c.Resources.Subscribe {
+			d = " (subscribe"
+			if c.Resources.ListChanged {
+				d += ", listChanged"
+			}
+			d += ")"
+		} else {
+			d = listChanged(c.Resources.ListChanged)
+		}
+		out = append(out, "resources"+d)
+	}
+	add("prompts", c.Prompts != nil, listChanged(c.Prompts != nil && c.Prompts.ListChanged))
+	add("logging", c.Logging != nil, "")
+	add("completions", c.Completions != nil, "")
+	for _, k := range slices.Sorted(maps.Keys(c.Extensions)) {
+		out = append(out, "extension "+k)
+	}
+	if len(out) == 0 {
+		return "(none declared)"
+	}
+	return strings.Join(out, ", ")
+}
+
+func listChanged(on bool) string {
+	if on {
+		return " (listChanged)"
+	}
+	return ""
+}
+
+// writeDescription shows the resources, templates and prompts.
+func (r *inspectReport) writeDescription(w io.Writer) {
+	if r.Capabilities != nil && r.Capabilities.Resources != nil {
+		fmt.Fprintf(w, "\nresources   %d listed", len(r.Resources))
+		if len(r.Templates) > 0 {
+			fmt.Fprintf(w, ", %d templates", len(r.Templates))
+		}
+		fmt.Fprintln(w, " (the model reads them with the server's read_resource tool)")
+		for _, res := range r.Resources {
+			fmt.Fprintf(w, "  %s", oneLine(res.URI))
+			var parts []string
+			if res.Name != "" {
+				parts = append(parts, oneLine(res.Name))
+			}
+			if res.MIMEType != "" {
+				parts = append(parts, oneLine(res.MIMEType))
+			}
+			if res.Size > 0 {
+				parts = append(parts, fmt.Sprintf("%d bytes", res.Size))
+			}
+			if len(parts) > 0 {
+				fmt.Fprintf(w, " (%s)", strings.Join(parts, ", "))
+			}
+			fmt.Fprintln(w)
+		}
+		for _, t := range r.Templates {
+			fmt.Fprintf(w, "  template %s", oneLine(t.URITemplate))
+			if t.Name != "" {
+				fmt.Fprintf(w, " (%s)", oneLine(t.Name))
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	if len(r.Prompts) > 0 {
+		fmt.Fprintf(w, "\nprompts     %d listed (never used by bench)\n", len(r.Prompts))
+		for _, p := range r.Prompts {
+			fmt.Fprintf(w, "  %s", oneLine(p.Name))
+			if len(p.Arguments) > 0 {
+				fmt.Fprintf(w, "(%s)", oneLine(strings.Join(p.Arguments, ", ")))
+			}
+			if p.Description != "" {
+				fmt.Fprintf(w, ": %s", oneLine(p.Description))
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	for _, e := range r.Errors {
+		fmt.Fprintf(w, "\nlisting failed: %s\n", oneLine(e))
+	}
+}
+
+// sdkCapabilities is the SDK's ServerCapabilities, as mcp.Description
+// holds it.
+type sdkCapabilities = sdk.ServerCapabilities
 
 func writeFlags(w io.Writer, flags []mcp.Flag) {
 	if len(flags) == 0 {
@@ -430,18 +570,28 @@ func prettyJSON(raw json.RawMessage) string {
 	return b.String()
 }
 
-// cmdMCPServe serves one of the project's own MCP servers over stdio.
+// cmdMCPServe serves one of the project's own MCP servers over stdio, or
+// over Streamable HTTP with --http.
 func cmdMCPServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] != "issues" {
-		fmt.Fprintln(stderr, "bench mcp serve: expected a server name: issues (usage: bench mcp serve issues --file PATH)")
+		fmt.Fprintln(stderr, "bench mcp serve: expected a server name: issues (usage: bench mcp serve issues --file PATH [--http ADDR])")
 		return 2
 	}
 	fs := flag.NewFlagSet("mcp serve issues", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	file := fs.String("file", "", "the issue file (JSON)")
+	addr := fs.String("http", "", "serve Streamable HTTP on `ADDR` (host:port, e.g. 127.0.0.1:8931) instead of stdio")
+	var hosts, origins repeatFlag
+	fs.Var(&hosts, "allow-host", "with --http: a `HOST` name requests may name besides localhost, 127.0.0.1 and ::1 (repeatable)")
+	fs.Var(&origins, "allow-origin", "with --http: an `ORIGIN` (scheme://host:port) browser requests may come from (repeatable; default none)")
 	if err := fs.Parse(args[1:]); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(stdout, "Usage: bench mcp serve issues --file PATH\n\nServes the issue tracker in PATH over stdio (tools list_issues, get_issue, search_issues).")
+			fmt.Fprintln(stdout, "Usage: bench mcp serve issues --file PATH [--http ADDR [--allow-host H]... [--allow-origin O]...]\n\n"+
+				"Serves the issue tracker in PATH (tools list_issues, get_issue, search_issues) over stdio, or\n"+
+				"over Streamable HTTP at http://ADDR/mcp. Over HTTP a request whose Host header names\n"+
+				"another host (DNS rebinding) or that carries an Origin not allowed is refused (403).\n\nFlags:")
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
 			return 0
 		}
 		fmt.Fprintf(stderr, "bench mcp serve issues: %v\n", err)
@@ -451,14 +601,36 @@ func cmdMCPServe(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintln(stderr, "bench mcp serve issues: expected --file PATH and nothing else")
 		return 2
 	}
+	if *addr == "" && (len(hosts) > 0 || len(origins) > 0) {
+		fmt.Fprintln(stderr, "bench mcp serve issues: --allow-host and --allow-origin need --http")
+		return 2
+	}
 	path, err := filepath.Abs(*file)
 	if err != nil {
 		fmt.Fprintf(stderr, "bench mcp serve issues: %v\n", err)
 		return 2
 	}
-	if err := issuetracker.ServeStdio(ctx, path); err != nil {
+	if *addr != "" {
+		opts := issuetracker.HTTPOptions{Hosts: hosts, Origins: origins}
+		err = issuetracker.ServeHTTP(ctx, path, *addr, opts, func(endpoint string) {
+			fmt.Fprintf(stderr, "bench mcp serve issues: serving %s over Streamable HTTP at %s\n", path, endpoint)
+		})
+	} else {
+		err = issuetracker.ServeStdio(ctx, path)
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "bench mcp serve issues: %v\n", err)
 		return 1
 	}
 	return 0
+}
+
+// repeatFlag is a repeatable string flag, one value each time.
+type repeatFlag []string
+
+func (l *repeatFlag) String() string { return strings.Join(*l, ",") }
+
+func (l *repeatFlag) Set(s string) error {
+	*l = append(*l, s)
+	return nil
 }

@@ -90,7 +90,11 @@ func cmdMCPCall(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	defer cleanup()
 
-	conn, err := mcp.Connect(ctx, srv, vars, mcp.Options{StartTimeout: f.timeout, OtherTools: agent.BuiltinNames()})
+	// Progress goes to stderr as it comes, one line each.
+	onProgress := func(p mcp.Progress) {
+		fmt.Fprintf(stderr, "progress    %s (after %s)\n", oneLine(mcp.FormatProgress(p)), p.Elapsed.Round(time.Millisecond))
+	}
+	conn, err := mcp.Connect(ctx, srv, vars, mcp.Options{StartTimeout: f.timeout, OtherTools: agent.BuiltinNames(), OnProgress: onProgress, Auth: promptAuth(stderr)})
 	if err != nil {
 		return fail(1, "%v", err)
 	}

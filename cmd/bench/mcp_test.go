@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -268,5 +269,56 @@ func TestMCPServeIssuesAnswers(t *testing.T) {
 	}
 	if got := res.Content[0].(*sdk.TextContent).Text; got != "#5 [open] Parser loses the last token (labels: parser), 0 comments" {
 		t.Errorf("list_issues = %q", got)
+	}
+}
+
+// `bench mcp serve issues --http` serves the tracker over Streamable HTTP
+// on the address given, says where on stderr, and refuses a request that
+// names another host.
+func TestMCPServeIssuesOverHTTP(t *testing.T) {
+	bin := benchBinary(t)
+	cmd := exec.Command(bin, "mcp", "serve", "issues", "--file", issuesFile(t), "--http", "127.0.0.1:0")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}()
+	line, err := bufio.NewReader(stderr).ReadString('\n')
+	if err != nil {
+		t.Fatalf("no line on stderr: %v", err)
+	}
+	i := strings.Index(line, "http://")
+	if i < 0 || !strings.Contains(line, "over Streamable HTTP at") {
+		t.Fatalf("stderr says %q", line)
+	}
+	endpoint := strings.TrimSpace(line[i:])
+	ctx := context.Background()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "t", Version: "0"}, nil).Connect(ctx, &sdk.StreamableClientTransport{Endpoint: endpoint}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "list_issues", Arguments: map[string]any{"label": "parser"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Content[0].(*sdk.TextContent).Text; got != "#5 [open] Parser loses the last token (labels: parser), 0 comments" {
+		t.Errorf("list_issues over HTTP = %q", got)
+	}
+	req, _ := http.NewRequest(http.MethodPost, endpoint, strings.NewReader(`{}`))
+	req.Host = "rebound.example"
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("a request for another host: %d, want 403", resp.StatusCode)
 	}
 }

@@ -2,6 +2,7 @@ package issuetracker
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -34,14 +35,15 @@ type SearchInput struct {
 }
 
 // Summary is one issue in a list: what list_issues and search_issues return
-// as structured content.
+// as structured content. Its fields are in the order of their JSON names,
+// as Issue's.
 type Summary struct {
-	ID       int      `json:"id"`
-	Title    string   `json:"title"`
-	State    string   `json:"state"`
-	Labels   []string `json:"labels"`
 	Comments int      `json:"comments"`
+	ID       int      `json:"id"`
+	Labels   []string `json:"labels"`
 	Matched  []string `json:"matched,omitempty"`
+	State    string   `json:"state"`
+	Title    string   `json:"title"`
 }
 
 // ListOutput is the structured result of list_issues and search_issues.
@@ -64,9 +66,19 @@ func readOnly() *mcp.ToolAnnotations {
 
 // NewServer returns an MCP server that answers from t.
 func NewServer(t *Tracker) *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: Name, Version: Version}, nil)
+	s, _ := newServer(t)
+	return s
+}
 
-	mcp.AddTool(s, &mcp.Tool{
+// newServer returns the server and the direct answers to its tool calls
+// (direct.go), which give what the SDK gives.
+func newServer(t *Tracker) (*mcp.Server, *direct) {
+	impl := &mcp.Implementation{Name: Name, Version: Version}
+	s := mcp.NewServer(impl, nil)
+	d := &direct{impl: impl, tools: map[string]directTool{}}
+	d.infoMeta, _ = json.Marshal(mcp.Meta{mcp.MetaKeyServerInfo: impl})
+
+	addTool(s, d, &mcp.Tool{
 		Name:        "list_issues",
 		Title:       "List issues",
 		Description: "List the tracker's issues (id, state, title, labels, number of comments), optionally only those in a state and with a label.",
@@ -80,7 +92,7 @@ func NewServer(t *Tracker) *mcp.Server {
 			PropertyOrder:        []string{"state", "label"},
 			AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
 		},
-	}, func(_ context.Context, _ *mcp.CallToolRequest, in ListInput) (*mcp.CallToolResult, ListOutput, error) {
+	}, func(in ListInput) (*mcp.CallToolResult, ListOutput, error) {
 		issues, err := t.List(in.State, in.Label)
 		if err != nil {
 			return nil, ListOutput{}, err
@@ -92,7 +104,7 @@ func NewServer(t *Tracker) *mcp.Server {
 		return text(formatList(out.Issues, "no issues match")), out, nil
 	})
 
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(s, d, &mcp.Tool{
 		Name:        "get_issue",
 		Title:       "Get an issue",
 		Description: "Get one issue by id: its title, state, labels, author, description and every comment.",
@@ -103,7 +115,7 @@ func NewServer(t *Tracker) *mcp.Server {
 			Required:             []string{"id"},
 			AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
 		},
-	}, func(_ context.Context, _ *mcp.CallToolRequest, in GetInput) (*mcp.CallToolResult, Issue, error) {
+	}, func(in GetInput) (*mcp.CallToolResult, Issue, error) {
 		is, ok := t.Get(in.ID)
 		if !ok {
 			return nil, Issue{}, fmt.Errorf("no issue #%d (list_issues with state \"all\" shows every id)", in.ID)
@@ -111,7 +123,7 @@ func NewServer(t *Tracker) *mcp.Server {
 		return text(formatIssue(is)), is, nil
 	})
 
-	mcp.AddTool(s, &mcp.Tool{
+	addTool(s, d, &mcp.Tool{
 		Name:        "search_issues",
 		Title:       "Search issues",
 		Description: "Find issues whose title, description or comments contain a word or phrase (case does not matter).",
@@ -126,7 +138,7 @@ func NewServer(t *Tracker) *mcp.Server {
 			Required:             []string{"query"},
 			AdditionalProperties: &jsonschema.Schema{Not: &jsonschema.Schema{}},
 		},
-	}, func(_ context.Context, _ *mcp.CallToolRequest, in SearchInput) (*mcp.CallToolResult, ListOutput, error) {
+	}, func(in SearchInput) (*mcp.CallToolResult, ListOutput, error) {
 		matches, err := t.Search(in.Query, in.State)
 		if err != nil {
 			return nil, ListOutput{}, err
@@ -137,7 +149,7 @@ func NewServer(t *Tracker) *mcp.Server {
 		}
 		return text(formatList(out.Issues, fmt.Sprintf("no issue mentions %q", in.Query))), out, nil
 	})
-	return s
+	return s, d
 }
 
 // Serve runs the server for the issue file at path over in and out (stdin
@@ -147,7 +159,17 @@ func Serve(ctx context.Context, path string, in io.ReadCloser, out io.WriteClose
 	if err != nil {
 		return err
 	}
-	if err := NewServer(t).Run(ctx, &mcp.IOTransport{Reader: in, Writer: out}); err != nil && ctx.Err() == nil {
+	return serve(ctx, t, in, out, true)
+}
+
+// serve runs the server for t over in and out; withDirect answers tool
+// calls on the reading goroutine (direct.go), as Serve does.
+func serve(ctx context.Context, t *Tracker, in io.ReadCloser, out io.WriteCloser, withDirect bool) error {
+	srv, d := newServer(t)
+	if !withDirect {
+		d = nil
+	}
+	if err := srv.Run(ctx, &lineTransport{in: in, out: out, direct: d}); err != nil && ctx.Err() == nil {
 		return fmt.Errorf("serve issues: %w", err)
 	}
 	return nil

@@ -28,21 +28,25 @@ import (
 
 // Issue is one issue of the tracker.
 type Issue struct {
-	ID       int       `json:"id"`
-	Title    string    `json:"title"`
-	State    string    `json:"state"`
-	Labels   []string  `json:"labels,omitempty"`
+	// The fields are in the order of their JSON names: the SDK writes a
+	// tool's structured content with its keys sorted, and the direct path
+	// (direct.go) writes the value as it is (TestDirectAsTheSDK).
 	Author   string    `json:"author,omitempty"`
-	Created  string    `json:"created,omitempty"`
 	Body     string    `json:"body,omitempty"`
 	Comments []Comment `json:"comments,omitempty"`
+	Created  string    `json:"created,omitempty"`
+	ID       int       `json:"id"`
+	Labels   []string  `json:"labels,omitempty"`
+	State    string    `json:"state"`
+	Title    string    `json:"title"`
 }
 
-// Comment is one comment on an issue.
+// Comment is one comment on an issue (fields in the order of their JSON
+// names, as Issue's).
 type Comment struct {
 	Author  string `json:"author,omitempty"`
-	Created string `json:"created,omitempty"`
 	Body    string `json:"body"`
+	Created string `json:"created,omitempty"`
 }
 
 // The states an issue may be in.
