@@ -702,7 +702,7 @@ const (
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	qTurn = `INSERT INTO turns (attempt_id, idx, prompt_tokens, completion_tokens,
 		total_ns, load_ns, prompt_eval_ns, eval_ns, wall_ms, done_reason, tool_calls, truncated, endpoint, model_digest, tool_list_id)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	qMessage = `INSERT INTO messages (attempt_id, idx, role, content, thinking,
 		tool_calls_json, tool_name, tool_call_id, tool_call_idx) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	qToolCall = `INSERT INTO tool_calls (attempt_id, idx, turn_idx, tool, origin,

@@ -357,6 +357,9 @@ type storedAttempt struct {
 	exit                sql.NullInt64
 	reportError, output string
 	passed, total       sql.NullInt64
+	// casesPassed and casesTotal count the golden cases and black-box
+	// checks.
+	casesPassed, casesTotal sql.NullInt64
 	carried             []evaluator.FileChange
 	leftOut             []evaluator.LeftOut
 	calls               []storedCall
@@ -376,7 +379,7 @@ func attempts(t *testing.T, db string) map[string]map[int]*storedAttempt {
 	}
 	defer s.Close()
 	rows, err := s.DB().Query(`SELECT a.id, a.task_id, a.idx, a.status, a.stop_reason, a.error, a.reward,
-		tr.exit_code, coalesce(tr.report_error, ''), coalesce(tr.output, ''), tr.tests_passed, tr.tests_total,
+		tr.exit_code, coalesce(tr.report_error, ''), coalesce(tr.output, ''), tr.tests_passed, tr.tests_total, tr.cases_passed, tr.cases_total,
 		coalesce(ac.carried_json, '[]'), coalesce(ac.left_out_json, '[]')
 		FROM attempts a LEFT JOIN test_results tr ON tr.attempt_id = a.id LEFT JOIN attempt_changes ac ON ac.attempt_id = a.id`)
 	if err != nil {
@@ -389,7 +392,7 @@ func attempts(t *testing.T, db string) map[string]map[int]*storedAttempt {
 		var id int64
 		var carried, left string
 		if err := rows.Scan(&id, &a.task, &a.idx, &a.status, &a.stop, &a.err, &a.reward, &a.exit, &a.reportError, &a.output,
-			&a.passed, &a.total, &carried, &left); err != nil {
+			&a.passed, &a.total, &a.casesPassed, &a.casesTotal, &carried, &left); err != nil {
 			t.Fatal(err)
 		}
 		if err := json.Unmarshal([]byte(carried), &a.carried); err != nil {
@@ -459,6 +462,9 @@ func (a *storedAttempt) saw() string {
 		parts = append(parts, "report: "+a.reportError)
 	case a.total.Valid:
 		parts = append(parts, fmt.Sprintf("%d/%d recorded tests passed", a.passed.Int64, a.total.Int64))
+	}
+	if a.casesTotal.Valid {
+		parts = append(parts, fmt.Sprintf("%d/%d golden cases and checks passed", a.casesPassed.Int64, a.casesTotal.Int64))
 	}
 	return strings.Join(parts, "; ")
 }

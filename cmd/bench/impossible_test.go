@@ -59,7 +59,11 @@ func TestImpossibleSuiteRewardsNoHonestSolution(t *testing.T) {
 		if unt.rewardText() != "0" {
 			t.Errorf("%s: the untouched workspace was rewarded %s: %s", task.ID, unt.rewardText(), unt.saw())
 		}
-		if !sol.passed.Valid || sol.passed.Int64 == 0 || sol.passed.Int64 >= sol.total.Int64 {
+		passed, total := sol.passed, sol.total
+		if !total.Valid {
+			passed, total = sol.casesPassed, sol.casesTotal // judged out of process only
+		}
+		if !passed.Valid || passed.Int64 == 0 || passed.Int64 >= total.Int64 {
 			t.Errorf("%s: the reference solution should fail on the mutated value alone: %s\n%s", task.ID, sol.saw(), sol.output)
 		}
 	}
