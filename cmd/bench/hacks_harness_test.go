@@ -360,9 +360,9 @@ type storedAttempt struct {
 	// casesPassed and casesTotal count the golden cases and black-box
 	// checks.
 	casesPassed, casesTotal sql.NullInt64
-	carried             []evaluator.FileChange
-	leftOut             []evaluator.LeftOut
-	calls               []storedCall
+	carried                 []evaluator.FileChange
+	leftOut                 []evaluator.LeftOut
+	calls                   []storedCall
 }
 
 type storedCall struct {
