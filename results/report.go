@@ -153,6 +153,21 @@ type RunHeader struct {
 	// their rewards rest on the exit status alone, which code the tests
 	// import can forge.
 	ExitStatusOnly []string `json:"exit_status_only"`
+	// RewardValues counts the scored attempts whose task's own verifier
+	// wrote a reward that is a fraction (a Harbor task's reward.txt or
+	// reward.json): bench's reward is 1 only at 1.0, and the fraction is
+	// kept in test_results.reward_value. Absent when there are none.
+	RewardValues int `json:"reward_values,omitempty"`
+}
+
+// RewardValuesNote says how fractional rewards were read, as every report
+// words it; "" when the run has none.
+func (h RunHeader) RewardValuesNote() string {
+	if h.RewardValues == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s scored by a task's own verifier wrote a fractional reward (reward.txt or reward.json): "+
+		"bench's reward is 1 only at 1.0, the fraction is kept in test_results.reward_value", plural(h.RewardValues, "attempt"))
 }
 
 // IsolationNote says how the run's commands were isolated, as every
@@ -293,6 +308,23 @@ func (s *Store) Report(ctx context.Context, runID string, opts ReportOptions) (*
 		return nil, err
 	}
 	return rr.Report, nil
+}
+
+// rewardValues counts the run's scored attempts whose verifier wrote a
+// fractional reward. Only a run with tasks judged by a verifier of their
+// own (in-process, without a per-test report: Harbor's) is asked.
+func (s *Store) rewardValues(ctx context.Context, run *Run) (int, error) {
+	own := false
+	for _, t := range run.Tasks {
+		own = own || (t.Verdict == evaluator.VerdictInProcess && t.Report == "")
+	}
+	if !own {
+		return 0, nil
+	}
+	var n int
+	err := s.db.GetContext(ctx, &n, `SELECT count(*) FROM attempts a JOIN test_results tr ON tr.attempt_id = a.id
+		WHERE a.run_id = ? AND a.status = 'finished' AND tr.reward_value IS NOT NULL AND tr.reward_value NOT IN (0, 1)`, run.ID)
+	return n, err
 }
 
 // taskServers lists, per task in the run's order, the servers its
@@ -967,6 +999,9 @@ func (r *Report) writeHeader(b *bytes.Buffer, md bool) {
 	}
 	lines = append(lines, h.IsolationNote())
 	if l := h.ExitStatusNote(); l != "" {
+		lines = append(lines, l)
+	}
+	if l := h.RewardValuesNote(); l != "" {
 		lines = append(lines, l)
 	}
 	if h.Shard != "" {

@@ -129,6 +129,9 @@ func (s *Store) ReportWithAttempts(ctx context.Context, runID string, opts Repor
 	if rep.TaskServers, err = s.taskServers(ctx, run, ovs); err != nil {
 		return nil, fmt.Errorf("report: servers of run %q in %s: %w", run.ID, s.path, err)
 	}
+	if rep.Run.RewardValues, err = s.rewardValues(ctx, run); err != nil {
+		return nil, fmt.Errorf("report: reward values of run %q in %s: %w", run.ID, s.path, err)
+	}
 	return &RunReport{Run: run, Attempts: attempts, Report: rep}, nil
 }
 
