@@ -812,7 +812,8 @@ func (r *Report) writeText(b *bytes.Buffer, md bool) {
 	section(b, md, "Per arm, cost")
 	t.write(b, md)
 	text = "TURNS, PROMPT, COMPL: means per finished attempt. TOOLS: prompt tokens that the arm's tools" +
-		r.toolsCover() + " add to every request, measured at the start of the run." + r.taskServersNote() +
+		r.toolsCover() + " add to every request, measured at the start of the run (an MCP server that changes its tools " +
+		"during an attempt sends its later turns another list: turns.tool_list_id)." + r.taskServersNote() +
 		" DENY: tool calls denied by policy per attempt. CUT: turns cut at the context (num_ctx, or the " +
 		"model's context length when smaller). INFRA: infrastructure errors, never scored."
 	if r.promptBounds() || r.toolBounds() {

@@ -136,10 +136,11 @@ func Example() {
 	// ARM       TURNS  PROMPT  COMPL  TOOLS  DENY  CUT  INFRA
 	// baseline    1.0     812     40      -  0.00    0      0
 	// TURNS, PROMPT, COMPL: means per finished attempt. TOOLS: prompt tokens that the
-	//   arm's tools add to every request, measured at the start of the run. DENY: tool
-	//   calls denied by policy per attempt. CUT: turns cut at the context (num_ctx, or
-	//   the model's context length when smaller). INFRA: infrastructure errors, never
-	//   scored.
+	//   arm's tools add to every request, measured at the start of the run (an MCP
+	//   server that changes its tools during an attempt sends its later turns another
+	//   list: turns.tool_list_id). DENY: tool calls denied by policy per attempt. CUT:
+	//   turns cut at the context (num_ctx, or the model's context length when
+	//   smaller). INFRA: infrastructure errors, never scored.
 	//
 	// What the rewards rest on
 	// ARM       SCORED  UNKNOWN  FLAGGED
