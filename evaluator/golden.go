@@ -2,7 +2,6 @@ package evaluator
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -103,28 +102,68 @@ func (s *Scorer) observe(ctx context.Context, t *tasks.Task, change *Change, hom
 		res.Command = t.Golden.Each
 	}
 	obs := &Observations{Got: map[string][]byte{}, Problem: map[string]string{}, Run: res}
+	// Every process of the run has ended: the folders are as it left
+	// them. The agent's code may have put a link (to any host folder) in
+	// place of .bench or of the observations folder: bench reads only
+	// through the folder it made.
+	root, problem := openObservations(work, observed)
+	if root != nil {
+		defer root.Close()
+	}
 	for _, id := range ids {
-		b, problem := readObservation(filepath.Join(observed, id))
-		if problem != "" {
+		var b []byte
+		if problem == "" {
+			b, obs.Problem[id] = readObservation(root, id)
+		} else {
 			obs.Problem[id] = problem
+		}
+		if obs.Problem[id] != "" {
 			continue
 		}
+		delete(obs.Problem, id)
 		obs.Got[id] = b
 	}
 	return obs, nil
 }
 
-// readObservation reads one observation file, never through a link, at
-// most tasks.MaxObservation bytes; a problem is said in words.
-func readObservation(p string) ([]byte, string) {
-	return readSandboxFile(p, tasks.MaxObservation, "the observation")
+// openObservations opens the observations folder of a golden run, checking
+// that it and the folder above it in the scoring folder work are still
+// the folders bench made, not links; a problem is said in words.
+func openObservations(work, observed string) (*os.Root, string) {
+	for _, d := range []string{filepath.Join(work, benchDir), observed} {
+		fi, err := os.Lstat(d)
+		if err != nil || !fi.IsDir() {
+			return nil, "the observations folder " + observedInside + " was replaced or removed by the code that ran"
+		}
+	}
+	root, err := os.OpenRoot(observed)
+	if err != nil {
+		return nil, fmt.Sprintf("the observations folder cannot be read: %v", err)
+	}
+	return root, ""
+}
+
+// readObservation reads one observation file of root, never through a
+// link, without waiting on a pipe, at most tasks.MaxObservation bytes; a
+// problem is said in words.
+func readObservation(root *os.Root, id string) ([]byte, string) {
+	const what = "the observation"
+	if fi, err := root.Lstat(id); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return nil, what + " is a symbolic link, which bench never follows"
+	}
+	f, err := root.OpenFile(id, os.O_RDONLY|syscallNoFollow|syscallNonBlock, 0)
+	if err != nil {
+		return nil, openProblem(err, what)
+	}
+	defer f.Close()
+	return readOpened(f, tasks.MaxObservation, what)
 }
 
 // runGolden scores the golden cases of t: one observation run, then each
 // observation compared, in bench's process, with the expected one (or
 // judged by the task's checker, in a sandbox of its own). The result's
 // cases are "golden::<case>".
-func (s *Scorer) runGolden(ctx context.Context, t *tasks.Task, change *Change, home string) (*TestResult, error) {
+func (s *Scorer) runGolden(ctx context.Context, t *tasks.Task, change *Change, home string, homeFor func() (string, func(), error)) (*TestResult, error) {
 	obs, err := s.observe(ctx, t, change, home)
 	if err != nil {
 		return nil, err
@@ -151,7 +190,14 @@ func (s *Scorer) runGolden(ctx context.Context, t *tasks.Task, change *Change, h
 	verdicts := map[string]string{}
 	var checkerNote string
 	if t.Golden.CompareOr() == tasks.CompareChecker {
-		verdicts, checkerNote, err = s.judgeByChecker(ctx, t, obs, want, home)
+		// The checker gets a HOME of its own: the observation run's is
+		// the agent's code's.
+		checkerHome, release, err := homeFor()
+		if err != nil {
+			return nil, err
+		}
+		verdicts, checkerNote, err = s.judgeByChecker(ctx, t, obs, want, checkerHome)
+		release()
 		if err != nil {
 			return nil, err
 		}
@@ -205,12 +251,6 @@ const (
 	maxVerdicts = 16 << 20
 )
 
-// checkerVerdict is one case's verdict in a checker's verdicts.json.
-type checkerVerdict struct {
-	Pass   *bool  `json:"pass"`
-	Reason string `json:"reason"`
-}
-
 // judgeByChecker runs a golden task's checker in a fresh sandbox that holds
 // a copy of the task's checker/ folder, the cases, the observations
 // (observed/<case>) and the expected ones (expected/<case>), and none of
@@ -247,7 +287,7 @@ func (s *Scorer) judgeByChecker(ctx context.Context, t *tasks.Task, obs *Observa
 	spec := s.Spec
 	spec.Dir, spec.Home, spec.Network, spec.User = work, home, false, s.Sandbox.NewUser()
 	env := []string{"PATH=" + SystemPath(spec), "LANG=C.UTF-8", "PYTHONNOUSERSITE=1", "PYTHONDONTWRITEBYTECODE=1",
-		"GOTOOLCHAIN=local", "GOPROXY=off", "GOFLAGS=", envVerdicts + "=" + filepath.Join(work, verdictsFile)}
+		"PYTHONSAFEPATH=1", "GOTOOLCHAIN=local", "GOPROXY=off", "GOFLAGS=", envVerdicts + "=" + filepath.Join(work, verdictsFile)}
 	res, _, err := s.run(ctx, t.Golden.Checker, t.Golden.TimeoutOr(), spec, env)
 	if err != nil {
 		return nil, "", fmt.Errorf("score task %s: golden checker: %w", t.ID, err)
@@ -285,45 +325,23 @@ func parseVerdicts(b []byte) (map[string]string, error) {
 	}
 	out := map[string]string{}
 	for _, id := range obj.keys {
-		raw, err := json.Marshal(toPlain(obj.vals[id]))
-		if err != nil {
-			return nil, err
-		}
-		var cv checkerVerdict
-		dec := json.NewDecoder(strings.NewReader(string(raw)))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&cv); err != nil || cv.Pass == nil {
+		v, ok := obj.vals[id].(jsonObject)
+		pass, isBool := v.vals["pass"].(bool)
+		reason, isText := v.vals["reason"].(string)
+		_, hasReason := v.vals["reason"]
+		if !ok || !isBool || (hasReason && !isText) || len(v.keys) > 2 || (len(v.keys) == 2 && !hasReason) {
 			return nil, fmt.Errorf("case %s: expected {\"pass\": true|false, \"reason\": \"...\"}", show([]byte(id)))
 		}
 		switch {
-		case *cv.Pass:
+		case pass:
 			out[id] = ""
-		case cv.Reason == "":
+		case reason == "":
 			out[id] = "the checker judged it wrong"
 		default:
-			out[id] = "the checker: " + cut(cv.Reason, 500)
+			out[id] = "the checker: " + cut(reason, 500)
 		}
 	}
 	return out, nil
-}
-
-// toPlain turns a parsed value back into one encoding/json writes.
-func toPlain(v jsonValue) any {
-	switch x := v.(type) {
-	case []jsonValue:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = toPlain(e)
-		}
-		return out
-	case jsonObject:
-		out := map[string]any{}
-		for k, e := range x.vals {
-			out[k] = toPlain(e)
-		}
-		return out
-	}
-	return v
 }
 
 func cut(s string, n int) string {
@@ -339,18 +357,30 @@ func cut(s string, n int) string {
 func readSandboxFile(p string, limit int, what string) ([]byte, string) {
 	f, err := os.OpenFile(p, os.O_RDONLY|syscallNoFollow|syscallNonBlock, 0)
 	if err != nil {
-		var pe *fs.PathError
-		switch {
-		case errors.Is(err, os.ErrNotExist):
-			return nil, what + " was not written"
-		case errors.As(err, &pe) && pe.Err == syscallLoop:
-			return nil, what + " is a symbolic link, which bench never follows"
-		case errors.As(err, &pe):
-			return nil, fmt.Sprintf("%s cannot be read: %v", what, pe.Err)
-		}
-		return nil, fmt.Sprintf("%s cannot be read: %v", what, err)
+		return nil, openProblem(err, what)
 	}
 	defer f.Close()
+	return readOpened(f, limit, what)
+}
+
+// openProblem words why a file a sandboxed program wrote could not be
+// opened.
+func openProblem(err error, what string) string {
+	var pe *fs.PathError
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return what + " was not written"
+	case errors.As(err, &pe) && pe.Err == syscallLoop:
+		return what + " is a symbolic link, which bench never follows"
+	case errors.As(err, &pe):
+		return fmt.Sprintf("%s cannot be read: %v", what, pe.Err)
+	}
+	return fmt.Sprintf("%s cannot be read: %v", what, err)
+}
+
+// readOpened reads an opened file that must be regular, at most limit
+// bytes; a problem is said in words.
+func readOpened(f *os.File, limit int, what string) ([]byte, string) {
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
 		return nil, what + " is not a regular file"
 	}

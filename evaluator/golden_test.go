@@ -2,6 +2,7 @@ package evaluator_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,6 +101,12 @@ func TestGoldenScoring(t *testing.T) {
 			extra: map[string]string{"checker/check.py": checkerPy}, agent: doubleRight, reward: 1, passed: 3},
 		{name: "checker rejects", golden: "[golden]\neach = \"python3 double.py\"\ncompare = \"checker\"\nchecker = \"python3 -I -S check.py\"\n",
 			extra: map[string]string{"checker/check.py": checkerPy}, agent: "print(7)\n", reward: 0, passed: 0, why: "the checker: wanted"},
+		{name: "the checker's HOME is not the one the agent's code wrote", golden: "[golden]\neach = \"python3 double.py\"\ncompare = \"checker\"\nchecker = \"python3 -I -S check.py\"\n",
+			extra: map[string]string{"checker/check.py": "import os\nif os.path.exists(os.path.expanduser('~/poison')):\n    import json\n    json.dump({c: {'pass': True} for c in os.listdir('cases')}, open(os.environ['BENCH_VERDICTS'], 'w'))\n    raise SystemExit\n" + checkerPy},
+			agent: "import os\nopen(os.path.expanduser('~/poison'), 'w').close()\nprint(7)\n", reward: 0, passed: 0, why: "the checker: wanted"},
+		{name: "the observations folder replaced by a link", golden: "[golden]\neach = \"python3 double.py\"\n",
+			agent: "import os, shutil\nd = os.environ['BENCH_OBSERVATIONS']\nif os.path.isdir(d) and not os.path.islink(d):\n    shutil.rmtree(d); os.symlink('/etc', d)\nprint(1)\n",
+			reward: 0, passed: 0, why: "was replaced or removed"},
 		{name: "checker crashes on the agent's output", golden: "[golden]\neach = \"python3 double.py\"\ncompare = \"checker\"\nchecker = \"python3 -I -S check.py\"\n",
 			extra: map[string]string{"checker/check.py": checkerPy}, agent: "print('boom')\n", reward: 0, passed: 0, why: "the checker failed"},
 	} {
@@ -241,5 +248,36 @@ unittest.main()
 		if res.Reward() != c.reward || res.Verdict != evaluator.VerdictBlackBox {
 			t.Errorf("config %s: reward %d, verdict %s; want %d, black_box\n%s", c.config, res.Reward(), res.Verdict, c.reward, res.Output)
 		}
+	}
+}
+
+// A checker's verdicts are read strictly: exactly "pass" and "reason", as
+// written (no case folding, no other key).
+func TestCheckerVerdictsAreStrict(t *testing.T) {
+	sb := sandboxtest.New(t)
+	for _, c := range []struct{ name, verdicts string }{
+		{"a key in capitals", `{"a": {"PASS": true}, "b": {"PASS": true}, "neg": {"PASS": true}}`},
+		{"both spellings", `{"a": {"pass": false, "PASS": true}, "b": {"pass": true}, "neg": {"pass": true}}`},
+		{"pass as a string", `{"a": {"pass": "true"}, "b": {"pass": true}, "neg": {"pass": true}}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			checker := "import os\nopen(os.environ['BENCH_VERDICTS'], 'w').write(" + fmt.Sprintf("%q", c.verdicts) + ")\n"
+			task := doubleTask(t, "[golden]\neach = \"python3 double.py\"\ncompare = \"checker\"\nchecker = \"python3 -I -S check.py\"\n",
+				map[string]string{"checker/check.py": checkerPy})
+			scorer := &evaluator.Scorer{Sandbox: sb, TempDir: t.TempDir()}
+			if v, err := evaluator.Validate(context.Background(), task, scorer, evaluator.ValidateOptions{TempDir: t.TempDir()}); err != nil || !v.OK() {
+				t.Fatalf("validate: %v %+v", err, v)
+			}
+			if err := os.WriteFile(filepath.Join(task.CheckerDir(), "check.py"), []byte(checker), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			res, err := scorer.Score(context.Background(), task, solve(t, task, map[string]string{"double.py": "print(7)\n"}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Reward() != 0 || !strings.Contains(res.Output, "cannot be read") {
+				t.Errorf("reward %d from verdicts %s\n%s", res.Reward(), c.verdicts, res.Output)
+			}
+		})
 	}
 }

@@ -188,15 +188,13 @@ func (s *Scorer) RunScored(ctx context.Context, t *tasks.Task, change *Change) (
 }
 
 // Run runs the scoring of t on the original workspace plus change (nil
-// for none), with a fresh HOME (made by s.Home), once: the canary run is
-// RunScored's.
+// for none), each of its ways of judging with a fresh HOME of its own
+// (made by s.Home): the agent's code, which the observation run and the
+// hidden tests run, can write its HOME, and a checker must not start with
+// what it left there (a Go toolexec in ~/.config/go/env). The canary run
+// is RunScored's.
 func (s *Scorer) Run(ctx context.Context, t *tasks.Task, change *Change) (*TestResult, error) {
-	home, release, err := s.home(ctx, t)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	return s.RunWithHome(ctx, t, change, home)
+	return s.runParts(ctx, t, change, func() (string, func(), error) { return s.home(ctx, t) })
 }
 
 // home makes a fresh HOME for a scoring run.
@@ -215,34 +213,51 @@ func (s *Scorer) home(ctx context.Context, t *tasks.Task) (string, func(), error
 	return home, func() { s.remove(home) }, nil
 }
 
-// RunWithHome is Run with home, a folder of the caller's, as HOME: what
-// preparing an environment needs, to keep what the tests leave there.
-// Each way of judging the task runs, each in a sandbox of its own: the
-// hidden tests, the golden cases, the black-box check. The reward needs
-// them all; its verdict is the strongest of them, since a forger must
-// pass them all.
+// RunWithHome is Run with home, a folder of the caller's, as the HOME of
+// every way of judging: what preparing an environment needs, to keep what
+// the reference solution's scoring leaves there. Never give it an agent's
+// change.
 func (s *Scorer) RunWithHome(ctx context.Context, t *tasks.Task, change *Change, home string) (*TestResult, error) {
+	return s.runParts(ctx, t, change, func() (string, func(), error) { return home, func() {}, nil })
+}
+
+// runParts runs each way of judging the task, each in a sandbox of its
+// own with the HOME homeFor makes: the hidden tests, the golden cases, the
+// black-box check. The reward needs them all; its verdict is the
+// strongest of them, since a forger must pass them all.
+func (s *Scorer) runParts(ctx context.Context, t *tasks.Task, change *Change, homeFor func() (string, func(), error)) (*TestResult, error) {
 	var parts []*TestResult
-	if t.Golden != nil {
-		res, err := s.runGolden(ctx, t, change, home)
+	part := func(run func(home string) (*TestResult, error)) error {
+		home, release, err := homeFor()
 		if err != nil {
-			return nil, err
+			return err
+		}
+		defer release()
+		res, err := run(home)
+		if err != nil {
+			return err
 		}
 		parts = append(parts, res)
+		return nil
+	}
+	if t.Golden != nil {
+		if err := part(func(home string) (*TestResult, error) { return s.runGolden(ctx, t, change, home, homeFor) }); err != nil {
+			return nil, err
+		}
 	}
 	if t.Check != nil {
-		res, err := s.runCheck(ctx, t, change, home)
-		if err != nil {
+		if err := part(func(home string) (*TestResult, error) { return s.runCheck(ctx, t, change, home) }); err != nil {
 			return nil, err
 		}
-		parts = append(parts, res)
 	}
 	if t.Tests.Command != "" {
-		res, _, err := s.runIn(ctx, t, change, home, false)
+		err := part(func(home string) (*TestResult, error) {
+			res, _, err := s.runIn(ctx, t, change, home, false)
+			return res, err
+		})
 		if err != nil {
 			return nil, err
 		}
-		parts = append(parts, res)
 	}
 	if len(parts) == 0 {
 		return nil, fmt.Errorf("score task %s: nothing judges it: no [tests] command, [golden] or [check]", t.ID)

@@ -128,17 +128,21 @@ func matchUnordered(got, want [][]byte) string {
 // are compared exactly when tol is 0, so that large integers do not
 // round to the same float. NaN never equals anything.
 func numbersEqual(a, b string, tol float64) bool {
-	if tol == 0 {
-		ra, oka := new(big.Rat).SetString(a)
-		rb, okb := new(big.Rat).SetString(b)
-		if oka && okb {
+	fa, erra := strconv.ParseFloat(a, 64)
+	fb, errb := strconv.ParseFloat(b, 64)
+	overflow := errors.Is(erra, strconv.ErrRange) || errors.Is(errb, strconv.ErrRange)
+	if tol == 0 || overflow {
+		// Exactly, as decimals: large integers that round to one float,
+		// and values past a float's range, stay apart.
+		if ra, rb, ok := rats(a, b); ok {
 			return ra.Cmp(rb) == 0
 		}
 	}
-	fa, erra := strconv.ParseFloat(a, 64)
-	fb, errb := strconv.ParseFloat(b, 64)
 	if (erra != nil && !errors.Is(erra, strconv.ErrRange)) || (errb != nil && !errors.Is(errb, strconv.ErrRange)) {
 		return false
+	}
+	if overflow {
+		return false // past a float's range, and not exact decimals
 	}
 	if math.IsNaN(fa) || math.IsNaN(fb) {
 		return false
@@ -150,6 +154,30 @@ func numbersEqual(a, b string, tol float64) bool {
 		return false
 	}
 	return math.Abs(fa-fb) <= tol*max(1, math.Abs(fa), math.Abs(fb))
+}
+
+// maxRatExponent bounds the exponent of a number compared as an exact
+// decimal: big.Rat would build 10^exponent, and the agent writes the
+// numbers.
+const maxRatExponent = 400
+
+// rats parses two numbers as exact decimals, when both are and their
+// exponents are small enough to compare so.
+func rats(a, b string) (*big.Rat, *big.Rat, bool) {
+	small := func(s string) bool {
+		i := strings.IndexAny(s, "eE")
+		if i < 0 {
+			return len(s) <= 1000
+		}
+		e, err := strconv.Atoi(s[i+1:])
+		return err == nil && e <= maxRatExponent && e >= -maxRatExponent && i <= 1000
+	}
+	if !small(a) || !small(b) {
+		return nil, nil, false
+	}
+	ra, oka := new(big.Rat).SetString(a)
+	rb, okb := new(big.Rat).SetString(b)
+	return ra, rb, oka && okb
 }
 
 // isNumber reports whether a word is a number CompareNumbers reads.
@@ -193,6 +221,11 @@ type jsonObject struct {
 // than one value, trailing bytes or nesting past maxJSONDepth make it
 // unreadable.
 func parseJSON(b []byte) (jsonValue, error) {
+	if !utf8.Valid(b) {
+		// encoding/json would read invalid bytes as U+FFFD: two
+		// different strings would compare equal.
+		return nil, errors.New("not valid UTF-8")
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	v, err := readJSON(dec, 0)

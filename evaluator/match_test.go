@@ -48,6 +48,11 @@ func TestMatch(t *testing.T) {
 		{"numbers count", tasks.CompareNumbers, 0, "1 2", "1 2 3", "2 words, expected 3"},
 		{"numbers infinity equals itself", tasks.CompareNumbers, 0, "+Inf", "Inf", ""},
 		{"numbers huge exact", tasks.CompareNumbers, 0, "12345678901234567890", "12345678901234567891", "word 1"},
+		{"numbers past a float's range stay apart", tasks.CompareNumbers, 1e-6, "1e999", "1e400", "word 1"},
+		{"numbers past a float's range equal themselves", tasks.CompareNumbers, 1e-6, "1e400", "1e400", ""},
+		{"numbers with huge exponents, past a float's range, apart", tasks.CompareNumbers, 0, "1e999999", "1e999998", "word 1"},
+		{"numbers with huge exponents, zero, equal", tasks.CompareNumbers, 0, "0e999999", "0", ""},
+		{"json invalid UTF-8", tasks.CompareJSON, 0, "\"\xff\"", "\"\xfe\"", "not valid UTF-8"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := evaluator.Match(c.kind, c.tol, []byte(c.got), []byte(c.want))

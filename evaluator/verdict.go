@@ -1,6 +1,10 @@
 package evaluator
 
-import "github.com/benchhq/bench/tasks"
+import (
+	"time"
+
+	"github.com/benchhq/bench/tasks"
+)
 
 // Verdict is the kind of evidence a reward rests on: who produced the
 // judgment, and whether the agent's code could reach it. Every reward
@@ -69,4 +73,25 @@ func TaskVerdict(t *tasks.Task) Verdict {
 		return VerdictCanary
 	}
 	return VerdictInProcess
+}
+
+// ScoringTimeout is the sum of the timeouts of a task's ways of judging
+// (the hidden tests, the golden observation run and its checker, the
+// black-box check): the bound a scoring run's time, summed over them as
+// TestResult.Duration is, is compared with.
+func ScoringTimeout(t *tasks.Task) time.Duration {
+	var d time.Duration
+	if t.Tests.Command != "" {
+		d += t.Tests.TimeoutOr()
+	}
+	if t.Golden != nil {
+		d += t.Golden.TimeoutOr()
+		if t.Golden.CompareOr() == tasks.CompareChecker {
+			d += t.Golden.TimeoutOr()
+		}
+	}
+	if t.Check != nil {
+		d += t.Check.TimeoutOr()
+	}
+	return d
 }

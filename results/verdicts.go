@@ -154,6 +154,10 @@ func (r *Report) setVerdicts(run *Run, attempts []AttemptMetrics) {
 	}
 	// A comparison of arms rests on what their rewards rest on.
 	r.VerdictWarnings = []string{}
+	if run.Isolation == "none" {
+		r.VerdictWarnings = append(r.VerdictWarnings, "the run was unisolated (--sandbox off): the agent's code could read the expected "+
+			"observations and the checkers' files on the host, so no verdict of this run is out of its reach, whatever its kind")
+	}
 	for _, c := range r.Comparisons {
 		n, of := 0, 0
 		for _, v := range r.Verdicts {

@@ -266,7 +266,7 @@ func (r *Runner) attempt(ctx context.Context, plan *Plan, run *results.Run, j Jo
 // when the reference could not be run at all. The reference's time, when
 // it ran, is kept in res.RefDuration.
 func (r *Runner) timeoutIsTheMachines(ctx context.Context, scorer *evaluator.Scorer, t *tasks.Task, env *environment.Env, res *evaluator.TestResult) string {
-	limit := t.Tests.TimeoutOr()
+	limit := evaluator.ScoringTimeout(t)
 	if env == nil {
 		return fmt.Sprintf("the hidden tests ran past their timeout of %s in an environment that was not prepared", limit)
 	}

@@ -118,6 +118,9 @@ const (
 	MaxObservation = 1 << 20
 	// MaxCases bounds the cases of a task.
 	MaxCases = 10_000
+	// MaxTolerance bounds a golden task's tolerance: at 0.5, 1 would
+	// equal 2.
+	MaxTolerance = 0.1
 )
 
 // DefaultGoldenTimeout bounds a golden task's observation run.
@@ -155,8 +158,8 @@ func (g *Golden) validate(file string) error {
 		return &FieldError{File: file, Field: "golden.each", Msg: "set golden.command (one run over all cases) or golden.each (one run per case), not both"}
 	case !slices.Contains(CompareKinds(), g.CompareOr()):
 		return &FieldError{File: file, Field: "golden.compare", Msg: fmt.Sprintf("expected one of %s, got %q", strings.Join(CompareKinds(), ", "), g.Compare)}
-	case g.Tolerance < 0 || math.IsNaN(g.Tolerance) || math.IsInf(g.Tolerance, 0):
-		return &FieldError{File: file, Field: "golden.tolerance", Msg: fmt.Sprintf("expected a number ≥ 0, got %v", g.Tolerance)}
+	case g.Tolerance < 0 || g.Tolerance >= MaxTolerance || math.IsNaN(g.Tolerance) || math.IsInf(g.Tolerance, 0):
+		return &FieldError{File: file, Field: "golden.tolerance", Msg: fmt.Sprintf("expected a number ≥ 0 and below %g (a relative tolerance: 1e-9 is a usual one), got %v", MaxTolerance, g.Tolerance)}
 	case g.Tolerance > 0 && g.CompareOr() != CompareNumbers && g.CompareOr() != CompareJSON:
 		return &FieldError{File: file, Field: "golden.tolerance", Msg: fmt.Sprintf("only compare = %q or %q compares numbers; drop it or change compare", CompareNumbers, CompareJSON)}
 	case g.CompareOr() == CompareChecker && strings.TrimSpace(g.Checker) == "":

@@ -75,6 +75,16 @@ func TestBadTaskFilesNameFileAndField(t *testing.T) {
 		{"server without command", good + "[[servers]]\nname = \"x\"\n", false, "servers[0]", "command"},
 		{"server name with __", good + "[[servers]]\nname = \"a__b\"\ncommand = \"x\"\n", false, "servers[0].name", "__"},
 		{"not toml", "this is = = not toml", false, "", "line 1"},
+		{"golden without a command", good + "[golden]\ncompare = \"json\"\n", false, "golden.command", "missing"},
+		{"golden with both commands", good + "[golden]\ncommand = \"a\"\neach = \"b\"\n", false, "golden.each", "not both"},
+		{"golden unknown comparison", good + "[golden]\ncommand = \"a\"\ncompare = \"fuzzy\"\n", false, "golden.compare", "expected one of"},
+		{"golden tolerance too wide", good + "[golden]\ncommand = \"a\"\ncompare = \"numbers\"\ntolerance = 0.5\n", false, "golden.tolerance", "below 0.1"},
+		{"golden tolerance on lines", good + "[golden]\ncommand = \"a\"\ntolerance = 1e-9\n", false, "golden.tolerance", "only compare"},
+		{"golden checker missing", good + "[golden]\ncommand = \"a\"\ncompare = \"checker\"\n", false, "golden.checker", "missing"},
+		{"golden without cases", good + "[golden]\ncommand = \"a\"\n", false, "golden", "cases/"},
+		{"check without a command", good + "[check]\nreport = \"tap\"\n", false, "check.command", "missing"},
+		{"check without checks/", good + "[check]\ncommand = \"true\"\n", false, "check", "checks/"},
+		{"check bad report", good + "[check]\ncommand = \"true\"\nreport = \"xml\"\n", false, "check.report", "expected"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
