@@ -105,7 +105,7 @@ func TestGoldenScoring(t *testing.T) {
 			extra: map[string]string{"checker/check.py": "import os\nif os.path.exists(os.path.expanduser('~/poison')):\n    import json\n    json.dump({c: {'pass': True} for c in os.listdir('cases')}, open(os.environ['BENCH_VERDICTS'], 'w'))\n    raise SystemExit\n" + checkerPy},
 			agent: "import os\nopen(os.path.expanduser('~/poison'), 'w').close()\nprint(7)\n", reward: 0, passed: 0, why: "the checker: wanted"},
 		{name: "the observations folder replaced by a link", golden: "[golden]\neach = \"python3 double.py\"\n",
-			agent: "import os, shutil\nd = os.environ['BENCH_OBSERVATIONS']\nif os.path.isdir(d) and not os.path.islink(d):\n    shutil.rmtree(d); os.symlink('/etc', d)\nprint(1)\n",
+			agent:  "import os, shutil\nd = os.environ['BENCH_OBSERVATIONS']\nif os.path.isdir(d) and not os.path.islink(d):\n    shutil.rmtree(d); os.symlink('/etc', d)\nprint(1)\n",
 			reward: 0, passed: 0, why: "was replaced or removed"},
 		{name: "checker crashes on the agent's output", golden: "[golden]\neach = \"python3 double.py\"\ncompare = \"checker\"\nchecker = \"python3 -I -S check.py\"\n",
 			extra: map[string]string{"checker/check.py": checkerPy}, agent: "print('boom')\n", reward: 0, passed: 0, why: "the checker failed"},
