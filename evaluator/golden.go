@@ -295,6 +295,9 @@ func (s *Scorer) judgeByChecker(ctx context.Context, t *tasks.Task, obs *Observa
 	obs.Run.Output += "\n[bench: the checker's output]\n" + res.Output
 	obs.Run.Duration += res.Duration
 	if res.TimedOut {
+		// Judged as any timeout of scoring: against the reference's
+		// time, by the caller (an overloaded machine is no verdict).
+		obs.Run.TimedOut = true
 		return nil, fmt.Sprintf("the checker ran past its timeout (%s) and judged nothing", t.Golden.TimeoutOr()), nil
 	}
 	if res.ExitCode != 0 {
