@@ -24,23 +24,12 @@ const envResult = "BENCH_RESULT"
 // report, or its exit status alone, is a verdict the agent cannot reach.
 // The result's cases are "check::<id>".
 func (s *Scorer) runCheck(ctx context.Context, t *tasks.Task, change *Change, home string) (*TestResult, error) {
-	dir, err := os.MkdirTemp(s.TempDir, "bench-check-")
+	dir, result, err := s.resultFolder(t, change, false)
 	if err != nil {
-		return nil, fmt.Errorf("score task %s: make the check's folder: %w", t.ID, err)
-	}
-	defer s.remove(dir)
-	result, work := filepath.Join(dir, "result"), filepath.Join(dir, "checks")
-	if err := os.Mkdir(result, 0o755); err != nil {
-		return nil, fmt.Errorf("score task %s: %w", t.ID, err)
-	}
-	if err := t.CopyWorkspace(result); err != nil {
 		return nil, err
 	}
-	if change != nil {
-		if err := change.Apply(result); err != nil {
-			return nil, fmt.Errorf("score task %s: %w", t.ID, err)
-		}
-	}
+	defer s.remove(dir)
+	work := filepath.Join(dir, "checks")
 	if err := tasks.CopyTree(t.ChecksDir(), work); err != nil {
 		return nil, fmt.Errorf("score task %s: copy the checker: %w", t.ID, err)
 	}
@@ -57,8 +46,7 @@ func (s *Scorer) runCheck(ctx context.Context, t *tasks.Task, change *Change, ho
 	spec := s.Spec
 	spec.Dir, spec.Home, spec.Network, spec.User = work, home, false, s.Sandbox.NewUser()
 	spec.ReadOnly = append(append([]string(nil), spec.ReadOnly...), result)
-	env := []string{"PATH=" + SystemPath(spec), "LANG=C.UTF-8", "PYTHONNOUSERSITE=1", "PYTHONDONTWRITEBYTECODE=1",
-		"PYTHONSAFEPATH=1", "GOTOOLCHAIN=local", "GOPROXY=off", "GOFLAGS=", envResult + "=" + result}
+	env := checkerEnv(spec, envResult+"="+result)
 	res, out, err := s.run(ctx, t.Check.Command, t.Check.TimeoutOr(), spec, env)
 	if err != nil {
 		return nil, fmt.Errorf("score task %s: black-box check: %w", t.ID, err)

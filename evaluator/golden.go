@@ -55,6 +55,8 @@ exit 0`
 // Observations are what one golden run wrote, by case: the bytes, or why
 // there are none a comparison can use (missing, too large, not a file).
 type Observations struct {
+	// IDs are the task's cases, sorted, as the run had them.
+	IDs     []string
 	Got     map[string][]byte
 	Problem map[string]string
 	// Run is the observation run itself (its output, exit status, time).
@@ -101,7 +103,7 @@ func (s *Scorer) observe(ctx context.Context, t *tasks.Task, change *Change, hom
 	if t.Golden.Each != "" {
 		res.Command = t.Golden.Each
 	}
-	obs := &Observations{Got: map[string][]byte{}, Problem: map[string]string{}, Run: res}
+	obs := &Observations{IDs: ids, Got: map[string][]byte{}, Problem: map[string]string{}, Run: res}
 	// Every process of the run has ended: the folders are as it left
 	// them. The agent's code may have put a link (to any host folder) in
 	// place of .bench or of the observations folder: bench reads only
@@ -177,10 +179,7 @@ func (s *Scorer) runGolden(ctx context.Context, t *tasks.Task, change *Change, h
 		res.Output += "\n[bench: " + res.ReportError + "]"
 		return res, nil
 	}
-	ids, err := t.Cases()
-	if err != nil {
-		return nil, err
-	}
+	ids := obs.IDs
 	want := map[string][]byte{}
 	for _, id := range ids {
 		if want[id], err = t.Expected.Cases[id].Bytes(); err != nil {
@@ -286,8 +285,7 @@ func (s *Scorer) judgeByChecker(ctx context.Context, t *tasks.Task, obs *Observa
 	}
 	spec := s.Spec
 	spec.Dir, spec.Home, spec.Network, spec.User = work, home, false, s.Sandbox.NewUser()
-	env := []string{"PATH=" + SystemPath(spec), "LANG=C.UTF-8", "PYTHONNOUSERSITE=1", "PYTHONDONTWRITEBYTECODE=1",
-		"PYTHONSAFEPATH=1", "GOTOOLCHAIN=local", "GOPROXY=off", "GOFLAGS=", envVerdicts + "=" + filepath.Join(work, verdictsFile)}
+	env := checkerEnv(spec, envVerdicts+"="+filepath.Join(work, verdictsFile))
 	res, _, err := s.run(ctx, t.Golden.Checker, t.Golden.TimeoutOr(), spec, env)
 	if err != nil {
 		return nil, "", fmt.Errorf("score task %s: golden checker: %w", t.ID, err)

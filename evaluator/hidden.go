@@ -412,6 +412,12 @@ func (s *Scorer) runIn(ctx context.Context, t *tasks.Task, change *Change, home 
 // removes (s.remove), holding work, a new copy of the task's workspace/,
 // the change (nil for none), then tests/.
 func (s *Scorer) scoringFolder(t *tasks.Task, change *Change) (dir, work string, err error) {
+	return s.resultFolder(t, change, true)
+}
+
+// resultFolder is scoringFolder, with tests/ copied in or not: a
+// black-box check reads the agent's result alone.
+func (s *Scorer) resultFolder(t *tasks.Task, change *Change, withTests bool) (dir, work string, err error) {
 	dir, err = os.MkdirTemp(s.TempDir, "bench-score-")
 	if err != nil {
 		return "", "", fmt.Errorf("score task %s: make the scoring folder: %w", t.ID, err)
@@ -432,8 +438,10 @@ func (s *Scorer) scoringFolder(t *tasks.Task, change *Change) (dir, work string,
 			return fail(fmt.Errorf("score task %s: %w", t.ID, err))
 		}
 	}
-	if err := t.CopyTests(work); err != nil {
-		return fail(err)
+	if withTests {
+		if err := t.CopyTests(work); err != nil {
+			return fail(err)
+		}
 	}
 	return dir, work, nil
 }
@@ -443,20 +451,24 @@ func (s *Scorer) scoringFolder(t *tasks.Task, change *Change) (dir, work string,
 // shows), LANG, what keeps Python and Go from reading settings of their
 // own, and the task's [tests] env. The sandbox adds HOME.
 func TestEnv(t *tasks.Task, spec sandbox.Spec, dir string) []string {
-	env := []string{
-		"PATH=" + SystemPath(spec),
-		"LANG=C.UTF-8",
-		"PYTHONNOUSERSITE=1",
-		"PYTHONDONTWRITEBYTECODE=1",
-		"GOTOOLCHAIN=local",
-		"GOPROXY=off",
-		"GOFLAGS=",
-		"BENCH_WORKSPACE=" + dir,
-	}
+	env := append(baseEnv(spec), "BENCH_WORKSPACE="+dir)
 	for _, k := range slices.Sorted(maps.Keys(t.Tests.Env)) {
 		env = append(env, k+"="+t.Tests.Env[k])
 	}
 	return env
+}
+
+// baseEnv is what every sandboxed scoring command gets: the system PATH,
+// LANG, and what keeps Python and Go from reading settings of their own.
+func baseEnv(spec sandbox.Spec) []string {
+	return []string{"PATH=" + SystemPath(spec), "LANG=C.UTF-8", "PYTHONNOUSERSITE=1", "PYTHONDONTWRITEBYTECODE=1",
+		"GOTOOLCHAIN=local", "GOPROXY=off", "GOFLAGS="}
+}
+
+// checkerEnv is a checker's environment (a golden task's, a black-box
+// check's): baseEnv, no script's folder on Python's path, and more.
+func checkerEnv(spec sandbox.Spec, more ...string) []string {
+	return append(append(baseEnv(spec), "PYTHONSAFEPATH=1"), more...)
 }
 
 // defaultPath is the PATH when the operator's gives nothing usable.

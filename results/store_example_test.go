@@ -143,15 +143,15 @@ func Example() {
 	//   smaller). INFRA: infrastructure errors, never scored.
 	//
 	// What the rewards rest on
-	// ARM       SCORED  UNKNOWN  FLAGGED
-	// baseline       2   2 (1✓)   0 (0✓)
-	// Scored attempts by the kind of verdict their reward rests on, with the rewards
-	//   of 1 in brackets. GOLDEN: observations on hidden cases compared by bench with
-	//   the reference's; BLACK-BOX: a checker that runs none of the agent's code; out
-	//   of the agent's reach. IN-PROCESS(+CANARY), EXIT STATUS: decided in the process
-	//   that runs the agent's code; code written against bench can forge them.
-	//   FLAGGED: changes with suspicion flags (docs/flags.md); flags never change a
-	//   reward: read those trajectories.
+	// ARM       SCORED      UNKNOWN  FLAGGED
+	// baseline       2  2 100% (1✓)   0 (0✓)
+	// Scored attempts by the kind of verdict their reward rests on, with their share
+	//   of the arm's and the rewards of 1 in brackets. GOLDEN: observations on hidden
+	//   cases compared by bench with the reference's; BLACK-BOX: a checker that runs
+	//   none of the agent's code; out of the agent's reach. IN-PROCESS(+CANARY), EXIT
+	//   STATUS: decided in the process that runs the agent's code; code written
+	//   against bench can forge them. FLAGGED: changes with suspicion flags
+	//   (docs/flags.md); flags never change a reward: read those trajectories.
 	//
 	// advantages: grpo, for all 2 finished attempts
 	// zero-variance groups: 0 of 1 group (0%): they carry no training signal

@@ -223,7 +223,8 @@ func (r *Report) writeVerdicts(b *bytes.Buffer, md bool) {
 			cell := "-"
 			for _, c := range v.Kinds {
 				if c.Kind == string(k) {
-					cell = fmt.Sprintf("%d (%d✓)", c.Scored, c.Rewarded)
+					share := float64(c.Scored) / float64(max(v.Scored, 1))
+					cell = fmt.Sprintf("%d %s (%d✓)", c.Scored, pct(&share), c.Rewarded)
 				}
 			}
 			row = append(row, cell)
@@ -233,7 +234,7 @@ func (r *Report) writeVerdicts(b *bytes.Buffer, md bool) {
 	}
 	section(b, md, "What the rewards rest on")
 	t.write(b, md)
-	legend(b, md, "Scored attempts by the kind of verdict their reward rests on, with the rewards of 1 in brackets. "+
+	legend(b, md, "Scored attempts by the kind of verdict their reward rests on, with their share of the arm's and the rewards of 1 in brackets. "+
 		"GOLDEN: observations on hidden cases compared by bench with the reference's; BLACK-BOX: a checker that runs none of the agent's code; "+
 		"out of the agent's reach. IN-PROCESS(+CANARY), EXIT STATUS: decided in the process that runs the agent's code; code written "+
 		"against bench can forge them. FLAGGED: changes with suspicion flags (docs/flags.md); flags never change a reward: read those trajectories.")

@@ -61,29 +61,7 @@ func (t *Task) RecordCommand() string { return "bench validate --record " + t.Di
 func (t *Task) RecordDigests() (map[string]string, error) {
 	out := map[string]string{}
 	for _, sub := range []string{"workspace", "tests", "solution"} {
-		root := filepath.Join(t.Dir, sub)
-		if _, err := os.Stat(root); errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if d.IsDir() {
-				if d.Name() == "__pycache__" {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			rel, _ := filepath.Rel(t.Dir, p)
-			sum, err := fileDigest(p, d)
-			if err != nil || sum == "" {
-				return err
-			}
-			out[filepath.ToSlash(rel)] = sum
-			return nil
-		})
-		if err != nil {
+		if err := digestFolder(t.Dir, sub, out); err != nil {
 			return nil, fmt.Errorf("digest %s of task %s: %w", sub, t.ID, err)
 		}
 	}
