@@ -6,7 +6,8 @@ package main
 // call and a hash of its result) is digested, read with plain SQL, and
 // compared with testdata/samerun.golden. A refactor that changes no
 // behaviour leaves the digest as it is. The test imports none of bench's
-// own packages, so that it holds while they are split and renamed.
+// own packages but the test helpers under internal/, so that it holds
+// while they are split and renamed.
 //
 // After a deliberate change of what bench stores, rewrite the golden file:
 //
@@ -47,6 +48,9 @@ const sameRunGolden = "testdata/samerun.golden"
 // of both.
 const sameRunSeed = 3
 
+// sameRunSuite is the example suite.
+const sameRunSuite = "../../tasks/suites/examples"
+
 // sameRunTasks are the example tasks the run takes: a golden-case task, a
 // checked answer file, and one whose tools come from an MCP server.
 var sameRunTasks = []string{"recipe-trailing-dot", "phonebook-sort", "mcp-timeout-issues"}
@@ -61,7 +65,7 @@ func TestSameStoredResults(t *testing.T) {
 	defer srv.Close()
 
 	dir := t.TempDir()
-	suite, err := filepath.Abs(examplesDir)
+	suite, err := filepath.Abs(sameRunSuite)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,11 +115,11 @@ profile = "read-only"
 // write a file, call a tool that fails, and end with a final answer.
 func sameRunScript(t *testing.T) ollamatest.Script {
 	t.Helper()
-	fixed, err := os.ReadFile(filepath.Join(examplesDir, "recipe-trailing-dot", "solution", "recipe.py"))
+	fixed, err := os.ReadFile(filepath.Join(sameRunSuite, "recipe-trailing-dot", "solution", "recipe.py"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	contacts, err := os.ReadFile(filepath.Join(examplesDir, "phonebook-sort", "solution", "contacts.txt"))
+	contacts, err := os.ReadFile(filepath.Join(sameRunSuite, "phonebook-sort", "solution", "contacts.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -502,12 +506,14 @@ func hashText(s string) string {
 	return fmt.Sprintf("%s/%d", hex.EncodeToString(h[:])[:16], len(s))
 }
 
-// lineDiff lists the lines of want and got that differ, by line number:
-// enough to see which attempt and which field changed.
+// lineDiff lists the lines of want and got that differ, by line number,
+// each under the attempt (or the run) it belongs to: enough to see which
+// attempt and which field changed. Past a line added or removed, every
+// line differs; the first few say where.
 func lineDiff(want, got string) string {
 	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
 	var b strings.Builder
-	shown := 0
+	shown, head, shownHead := 0, "(the run)", ""
 	for i := 0; i < max(len(w), len(g)) && shown < 40; i++ {
 		var wl, gl string
 		if i < len(w) {
@@ -516,10 +522,18 @@ func lineDiff(want, got string) string {
 		if i < len(g) {
 			gl = g[i]
 		}
-		if wl != gl {
-			fmt.Fprintf(&b, "line %d:\n  want %s\n  got  %s\n", i+1, wl, gl)
-			shown++
+		if strings.HasPrefix(wl, "attempt ") {
+			head = wl
 		}
+		if wl == gl {
+			continue
+		}
+		if head != shownHead {
+			fmt.Fprintf(&b, "%s\n", head)
+			shownHead = head
+		}
+		fmt.Fprintf(&b, "  line %d:\n    want %s\n    got  %s\n", i+1, wl, gl)
+		shown++
 	}
 	return b.String()
 }
